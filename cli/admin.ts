@@ -1,0 +1,94 @@
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig } from '../config.js'
+import { createAdminOperations } from '../db/admin.js'
+import { migrate, openDatabase } from '../db/connection.js'
+import { readFixtureFile } from '../db/fixtures.js'
+import type { PermissionName } from '../db/users.js'
+
+const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE_PATH directly)
+
+  import <fixture.json>                       merge a fixture, all or nothing
+  users                                       list users
+  create-user <login> [--id N]                create a user
+  token <login>                               make a new token (the old one stops working)
+  create-repo <id> <owner> <name>             create a repository
+  grant <repo_id> <login> <permission>        read, write, push, admin or none
+  create-issue <repo_id> <number> <title> [--author login] [--closed]
+  close-issue <repo_id> <number>              take an issue off every board
+  reopen-issue <repo_id> <number>             put it back where it was
+  create-milestone <repo_id> <number> <title>
+  create-workspace <name> --repos 1,2 --pipelines "New,Doing,Done" [--description text]
+`
+
+function positive (value: string | undefined, what: string): number {
+  const n = Number(value)
+  if (value === undefined || !Number.isSafeInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${value ?? 'nothing'}`)
+  return n
+}
+
+function need (value: string | undefined, what: string): string {
+  if (value === undefined || value === '') throw new Error(`missing ${what}`)
+  return value
+}
+
+/** Runs one admin command; returns what to print. Exported for the tests. */
+export function runAdminCommand (databasePath: string, argv: string[]): unknown {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      id: { type: 'string' },
+      author: { type: 'string' },
+      closed: { type: 'boolean' },
+      repos: { type: 'string' },
+      pipelines: { type: 'string' },
+      description: { type: 'string' }
+    }
+  })
+  const [command, ...args] = positionals
+  if (command === undefined || command === 'help') return USAGE
+  const db = openDatabase(databasePath)
+  try {
+    migrate(db)
+    const admin = createAdminOperations(db)
+    switch (command) {
+      case 'import': return admin.importFixture(readFixtureFile(need(args[0], 'fixture file')))
+      case 'users': return admin.listUsers()
+      case 'create-user': return admin.createUser(need(args[0], 'login'), values.id === undefined ? undefined : positive(values.id, '--id'))
+      case 'token': return { token: admin.regenerateToken(need(args[0], 'login')) }
+      case 'create-repo': return admin.createRepository({ id: positive(args[0], 'repo_id'), owner: need(args[1], 'owner'), name: need(args[2], 'name') })
+      case 'grant': {
+        const permission = need(args[2], 'permission')
+        if (!['read', 'write', 'push', 'admin', 'none'].includes(permission)) throw new Error(`unknown permission '${permission}'`)
+        return admin.setPermission(positive(args[0], 'repo_id'), need(args[1], 'login'), permission as PermissionName)
+      }
+      case 'create-issue': return admin.createIssue(positive(args[0], 'repo_id'), {
+        number: positive(args[1], 'number'), title: need(args[2], 'title'), author: values.author, state: values.closed === true ? 'closed' : 'open'
+      })
+      case 'close-issue': return admin.updateIssue(positive(args[0], 'repo_id'), positive(args[1], 'number'), { state: 'closed' })
+      case 'reopen-issue': return admin.updateIssue(positive(args[0], 'repo_id'), positive(args[1], 'number'), { state: 'open' })
+      case 'create-milestone': return admin.createMilestone(positive(args[0], 'repo_id'), positive(args[1], 'number'), need(args[2], 'title'))
+      case 'create-workspace': return admin.createWorkspace({
+        name: need(args[0], 'name'),
+        description: values.description ?? null,
+        repositories: (values.repos ?? '').split(',').filter((r) => r !== '').map((r) => positive(r, '--repos entry')),
+        pipelines: need(values.pipelines, '--pipelines').split(',').map((p) => p.trim()).filter((p) => p !== '')
+      })
+      default: throw new Error(`unknown command '${command}'\n\n${USAGE}`)
+    }
+  } finally {
+    db.close()
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  try {
+    const config = loadConfig(process.env)
+    const result = runAdminCommand(config.databasePath, process.argv.slice(2))
+    console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2))
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : (err as Error).message
+    console.error(`error: ${message}`)
+    process.exit(1)
+  }
+}

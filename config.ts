@@ -1,0 +1,79 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { envSchema } from 'env-schema'
+
+/** Every environment variable the server reads (DESIGN.md section 3); `.env.example` lists the same. */
+export const EnvSchema = Type.Object({
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  DATABASE_PATH: Type.String({ minLength: 1, default: './data/planning.db' }),
+  SEED_FILE: Type.Optional(Type.String({ minLength: 1 })),
+  DEMO: Type.Boolean({ default: true }),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 100 }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60000 }),
+  BASE_PATH: Type.String({ pattern: '^(/[A-Za-z0-9._~-]+)*$', default: '' }),
+  LOG_LEVEL: Type.String({ enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 5000 }),
+  WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 8 }),
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
+})
+
+export type Env = Static<typeof EnvSchema>
+
+export interface ServerConfig {
+  host: string
+  port: number
+  databasePath: string
+  seedFile?: string
+  demo: boolean
+  adminToken?: string
+  rateLimitMax: number
+  rateLimitWindowMs: number
+  basePath: string
+  logLevel: string
+  webhookTimeoutMs: number
+  webhookMaxAttempts: number
+  webhookAllowPrivate: boolean
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Validates the environment once at boot. A bad value stops start-up with a message that names
+ * the variable, e.g. `invalid configuration: PORT must be <= 65535`.
+ */
+export function loadConfig (env: Record<string, string | undefined> = process.env): ServerConfig {
+  let parsed: Env
+  try {
+    parsed = envSchema<Env>({ schema: EnvSchema, data: pickKnown(env), dotenv: false })
+  } catch (err) {
+    const message = (err as Error).message.replace(/env\/?/g, '').replace(/^\s*/, '')
+    throw new ConfigError(`invalid configuration: ${message}`)
+  }
+  return {
+    host: parsed.HOST,
+    port: parsed.PORT,
+    databasePath: parsed.DATABASE_PATH,
+    seedFile: parsed.SEED_FILE,
+    demo: parsed.DEMO,
+    adminToken: parsed.ADMIN_TOKEN,
+    rateLimitMax: parsed.RATE_LIMIT_MAX,
+    rateLimitWindowMs: parsed.RATE_LIMIT_WINDOW_MS,
+    basePath: parsed.BASE_PATH,
+    logLevel: parsed.LOG_LEVEL,
+    webhookTimeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
+    webhookMaxAttempts: parsed.WEBHOOK_MAX_ATTEMPTS,
+    webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE
+  }
+}
+
+// env-schema validates the whole object it is given; hand it only our variables, with empty
+// strings treated as unset so `PORT=` in a shell falls back to the default.
+function pickKnown (env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = env[key]
+    if (value !== undefined && value !== '') out[key] = value
+  }
+  return out
+}

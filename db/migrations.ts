@@ -1,0 +1,115 @@
+/**
+ * Versioned schema migrations. Migration N brings a database from `user_version` N-1 to N.
+ * Never edit a released migration: append a new one.
+ */
+export const migrations: string[] = [
+  // 1: the core (users, tokens, repositories, permissions, issues, milestones, workspaces,
+  // pipelines), board placements and issue events.
+  `
+  CREATE TABLE users (
+    id INTEGER PRIMARY KEY,
+    login TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    token_hash TEXT UNIQUE,
+    created_at TEXT NOT NULL
+  );
+
+  CREATE TABLE repositories (
+    id INTEGER PRIMARY KEY,
+    owner TEXT NOT NULL,
+    name TEXT NOT NULL,
+    UNIQUE (owner, name)
+  );
+
+  -- level: 1 read, 2 write (push), 3 admin; no row means no access.
+  CREATE TABLE permissions (
+    user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    repo_id INTEGER NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    level INTEGER NOT NULL CHECK (level BETWEEN 1 AND 3),
+    PRIMARY KEY (user_id, repo_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE issues (
+    id INTEGER PRIMARY KEY,
+    repo_id INTEGER NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'closed')),
+    estimate REAL,
+    is_epic INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    UNIQUE (repo_id, number)
+  );
+
+  CREATE TABLE plus_ones (
+    id INTEGER PRIMARY KEY,
+    issue_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX plus_ones_issue ON plus_ones (issue_id);
+
+  CREATE TABLE milestones (
+    repo_id INTEGER NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    number INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    start_date TEXT,
+    PRIMARY KEY (repo_id, number)
+  ) WITHOUT ROWID;
+
+  -- seq breaks ties between workspaces created in the same millisecond: age is (created_at, seq).
+  CREATE TABLE workspaces (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    description TEXT,
+    created_at TEXT NOT NULL
+  );
+
+  CREATE TABLE workspace_repositories (
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    repo_id INTEGER NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    PRIMARY KEY (workspace_id, repo_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX workspace_repositories_repo ON workspace_repositories (repo_id);
+
+  CREATE TABLE pipelines (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    sort_order INTEGER NOT NULL
+  );
+  CREATE INDEX pipelines_workspace ON pipelines (workspace_id, sort_order);
+
+  -- Where an issue sits in each workspace holding its repository. repo_id and number are copied
+  -- from issues so that one index serves board order. rank orders a pipeline: the position of a
+  -- prioritized issue, else a key derived from the issue number placed above every ordinary
+  -- position (2^44 + number * 2^20), so unprioritized issues follow by number and a move can
+  -- land between any two issues without renumbering the pipeline.
+  CREATE TABLE placements (
+    issue_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    pipeline_id TEXT NOT NULL REFERENCES pipelines (id),
+    repo_id INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    is_open INTEGER NOT NULL DEFAULT 1,
+    position INTEGER,
+    rank INTEGER GENERATED ALWAYS AS (COALESCE(position, 17592186044416 + number * 1048576)) VIRTUAL,
+    PRIMARY KEY (issue_id, workspace_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX placements_order ON placements (pipeline_id, repo_id, is_open, rank);
+  CREATE INDEX placements_workspace ON placements (workspace_id, repo_id);
+
+  CREATE TABLE issue_events (
+    id INTEGER PRIMARY KEY,
+    issue_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    user_id INTEGER REFERENCES users (id) ON DELETE SET NULL,
+    type TEXT NOT NULL CHECK (type IN ('estimateIssue', 'transferIssue')),
+    created_at TEXT NOT NULL,
+    from_estimate REAL,
+    to_estimate REAL,
+    from_pipeline TEXT,
+    to_pipeline TEXT,
+    workspace_id TEXT
+  );
+  CREATE INDEX issue_events_issue ON issue_events (issue_id, id);
+  `
+]

@@ -1,0 +1,83 @@
+import { httpErrors } from '@fastify/sensible'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { createBoardsRepository, type MovePosition } from '../db/boards.js'
+import { createWorkspacesRepository } from '../db/workspaces.js'
+import { Board, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams } from '../schemas/boards.js'
+import { Type, EmptyBody, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
+
+/** `top`, `bottom` or a 0-based index given as a number or a numeric string. */
+export function parsePosition (value: string | number): MovePosition {
+  if (value === 'top' || value === 'bottom') return value
+  const index = typeof value === 'number' ? value : /^[0-9]{1,15}$/.test(value) ? Number(value) : Number.NaN
+  if (!Number.isSafeInteger(index) || index < 0) {
+    throw httpErrors.badRequest(`body/position must be "top", "bottom" or a 0-based index, not ${JSON.stringify(value)}`)
+  }
+  return index
+}
+
+/** Endpoints 3, 4, 11, 12 and 13: workspaces, boards and moves. */
+const boards: FastifyPluginAsyncTypebox = async (fastify) => {
+  const workspaces = createWorkspacesRepository(fastify.planningDb)
+  const board = createBoardsRepository(fastify.planningDb, fastify.planningEvents)
+  const { requireAccess } = fastify.planningAuth
+  fastify.addHook('onRequest', fastify.planningAuth.requireUser)
+  const tags = ['boards']
+
+  const oldestWorkspace = (repoId: number): string => {
+    const id = workspaces.oldestFor(repoId)
+    if (id === undefined) throw httpErrors.notFound(`repository ${repoId} is in no workspace`)
+    return id
+  }
+  const workspaceHolding = (workspaceId: string, repoId: number): string => {
+    if (!workspaces.holds(workspaceId, repoId)) {
+      throw httpErrors.notFound(`workspace ${workspaceId} not found or does not hold repository ${repoId}`)
+    }
+    return workspaceId
+  }
+
+  fastify.get('/p2/repositories/:repo_id/workspaces', {
+    schema: { tags, summary: 'Workspaces holding the repository, oldest first', params: RepoParams, response: { 200: Type.Array(Workspace), ...errorResponses } }
+  }, async (request) => {
+    requireAccess(request, request.params.repo_id, 'read')
+    return workspaces.forRepository(request.params.repo_id)
+  })
+
+  fastify.get('/p2/workspaces/:workspace_id/repositories/:repo_id/board', {
+    schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, response: { 200: Board, ...errorResponses } }
+  }, async (request) => {
+    requireAccess(request, request.params.repo_id, 'read')
+    return board.board(workspaceHolding(request.params.workspace_id, request.params.repo_id), request.params.repo_id)
+  })
+
+  fastify.get('/p1/repositories/:repo_id/board', {
+    schema: { tags, summary: 'Board of the oldest workspace holding the repository', params: RepoParams, response: { 200: Board, ...errorResponses } }
+  }, async (request) => {
+    requireAccess(request, request.params.repo_id, 'read')
+    return board.board(oldestWorkspace(request.params.repo_id), request.params.repo_id)
+  })
+
+  fastify.post('/p2/workspaces/:workspace_id/repositories/:repo_id/issues/:issue_number/moves', {
+    schema: { tags, summary: 'Move an issue in a workspace', params: WorkspaceIssueParams, body: MoveBody, response: { 200: EmptyBody, ...errorResponses } }
+  }, async (request, reply) => {
+    const { workspace_id: workspaceId, repo_id: repoId, issue_number: number } = request.params
+    const repository = requireAccess(request, repoId, 'write')
+    const position = parsePosition(request.body.position)
+    board.move(request.planningUser!, workspaceHolding(workspaceId, repoId), repository, number, request.body.pipeline_id, position)
+    return reply.status(200).send(undefined)
+  })
+
+  fastify.post('/p1/repositories/:repo_id/issues/:issue_number/moves', {
+    schema: { tags, summary: 'Move an issue in the oldest workspace', params: IssueParams, body: MoveBody, response: { 200: EmptyBody, ...errorResponses } }
+  }, async (request, reply) => {
+    const { repo_id: repoId, issue_number: number } = request.params
+    const repository = requireAccess(request, repoId, 'write')
+    const position = parsePosition(request.body.position)
+    board.move(request.planningUser!, oldestWorkspace(repoId), repository, number, request.body.pipeline_id, position)
+    return reply.status(200).send(undefined)
+  })
+}
+
+export default fp(boards, {
+  name: 'planning-boards', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-events']
+})

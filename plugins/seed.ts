@@ -1,0 +1,46 @@
+import fp from 'fastify-plugin'
+import { DEMO_FIXTURE_PATH, isEmptyDatabase, loadFixture, readFixtureFile } from '../db/fixtures.js'
+import { createUsersRepository } from '../db/users.js'
+
+export interface SeedPluginOptions {
+  /** a fixture loaded into an empty database */
+  seedFile?: string
+  /** on an empty database without seedFile, load the bundled demo and make a token for its first user */
+  demo?: boolean
+  /** where the API is reachable, for the ready-to-paste curl line logged with the demo token */
+  publicUrl?: string
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the token made for the demo user when the demo was loaded by this start, else null */
+    planningDemoToken: { login: string, token: string } | null
+  }
+}
+
+/** Fills an empty database at start-up from SEED_FILE or the bundled demo fixture. */
+export default fp<SeedPluginOptions>(async (fastify, opts) => {
+  const db = fastify.planningDb
+  let demo: { login: string, token: string } | null = null
+  if (isEmptyDatabase(db)) {
+    if (opts.seedFile !== undefined) {
+      const summary = loadFixture(db, readFixtureFile(opts.seedFile))
+      fastify.log.info({ summary, file: opts.seedFile }, 'loaded seed fixture')
+    } else if (opts.demo === true) {
+      const fixture = readFixtureFile(DEMO_FIXTURE_PATH)
+      const users = createUsersRepository(db)
+      demo = db.transaction(() => {
+        loadFixture(db, fixture)
+        const login = fixture.users?.[0]?.login ?? ''
+        const user = users.byLogin(login)
+        return user === undefined ? null : { login, token: users.regenerateToken(user.id) }
+      })()
+      if (demo !== null) {
+        const url = `${opts.publicUrl ?? 'http://127.0.0.1:8080'}/p1/repositories/${fixture.repositories?.[0]?.id ?? 0}/board`
+        fastify.log.info(`demo data loaded; API token for ${demo.login}: ${demo.token}`)
+        fastify.log.info(`try it: curl -H 'X-Authentication-Token: ${demo.token}' ${url}`)
+      }
+    }
+  }
+  fastify.decorate('planningDemoToken', demo)
+}, { name: 'planning-seed', fastify: '5.x', dependencies: ['planning-database'] })

@@ -1,0 +1,81 @@
+import { Type, PositiveInt, ObjectId } from './common.js'
+import { PermissionName } from './fixture.js'
+
+export { Fixture } from './fixture.js'
+
+const Login = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })
+const IssueState = Type.Union([Type.Literal('open'), Type.Literal('closed')])
+const PipelineName = Type.String({ minLength: 1, maxLength: 200 })
+
+export const AdminUser = Type.Object({ id: Type.Integer(), login: Type.String() })
+export const CreateUserBody = Type.Object({ login: Login, id: Type.Optional(PositiveInt) }, { additionalProperties: false })
+export const LoginParams = Type.Object({ login: Login })
+export const TokenReply = Type.Object({ token: Type.String() })
+
+export const AdminRepository = Type.Object({ id: Type.Integer(), owner: Type.String(), name: Type.String() })
+export const CreateRepositoryBody = Type.Object({
+  id: PositiveInt,
+  owner: Login,
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' })
+}, { additionalProperties: false })
+
+export const PermissionParams = Type.Object({ repo_id: PositiveInt, login: Login })
+export const PermissionBody = Type.Object({ permission: PermissionName }, { additionalProperties: false })
+export const PermissionReply = Type.Object({ repo_id: Type.Integer(), login: Type.String(), permission: Type.String() })
+
+export const AdminIssue = Type.Object({
+  repo_id: Type.Integer(),
+  number: Type.Integer(),
+  title: Type.String(),
+  state: Type.String()
+})
+export const CreateIssueBody = Type.Object({
+  number: PositiveInt,
+  title: Type.String({ minLength: 1, maxLength: 1000 }),
+  state: Type.Optional(IssueState),
+  author: Type.Optional(Login)
+}, { additionalProperties: false })
+export const IssueNumberParams = Type.Object({ repo_id: PositiveInt, number: PositiveInt })
+export const UpdateIssueBody = Type.Object({
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  state: Type.Optional(IssueState)
+}, { additionalProperties: false, minProperties: 1 })
+
+export const CreateMilestoneBody = Type.Object({
+  number: PositiveInt,
+  title: Type.String({ minLength: 1, maxLength: 500 })
+}, { additionalProperties: false })
+export const AdminMilestone = Type.Object({ repo_id: Type.Integer(), number: Type.Integer(), title: Type.String() })
+
+export const AdminWorkspace = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  repositories: Type.Array(Type.Integer()),
+  pipelines: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }))
+})
+export const CreateWorkspaceBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+  repositories: Type.Array(PositiveInt, { maxItems: 1000 }),
+  pipelines: Type.Array(PipelineName, { minItems: 1, maxItems: 100 })
+}, { additionalProperties: false })
+export const WorkspaceParams = Type.Object({ workspace_id: ObjectId })
+export const UpdateWorkspaceBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+  add_repositories: Type.Optional(Type.Array(PositiveInt, { maxItems: 1000 })),
+  remove_repositories: Type.Optional(Type.Array(PositiveInt, { maxItems: 1000 })),
+  pipelines: Type.Optional(Type.Array(Type.Object({
+    id: Type.Optional(ObjectId),
+    name: PipelineName
+  }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }))
+}, { additionalProperties: false, minProperties: 1 })
+
+export const ImportReply = Type.Object({
+  users: Type.Integer(),
+  repositories: Type.Integer(),
+  milestones: Type.Integer(),
+  issues: Type.Integer(),
+  workspaces: Type.Integer()
+})

@@ -1,0 +1,33 @@
+import { Type, Estimate, ObjectId, PositiveInt } from './common.js'
+
+export const Workspace = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  repositories: Type.Array(Type.Integer())
+})
+
+export const BoardIssue = Type.Object({
+  issue_number: Type.Integer(),
+  is_epic: Type.Boolean(),
+  estimate: Type.Optional(Estimate),
+  position: Type.Optional(Type.Integer({ minimum: 0 }))
+})
+
+export const Board = Type.Object({
+  pipelines: Type.Array(Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    issues: Type.Array(BoardIssue)
+  }))
+})
+
+export const WorkspaceRepoParams = Type.Object({ workspace_id: ObjectId, repo_id: PositiveInt })
+export const WorkspaceIssueParams = Type.Object({ workspace_id: ObjectId, repo_id: PositiveInt, issue_number: PositiveInt })
+
+export const MoveBody = Type.Object({
+  pipeline_id: Type.String({ minLength: 1, maxLength: 100 }),
+  position: Type.Union([Type.String({ maxLength: 20 }), Type.Integer()], {
+    description: '"top", "bottom" or a 0-based index (a number or a numeric string)'
+  })
+})

@@ -1,0 +1,44 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+export { Type, type Static }
+
+/** Positive integer ids used in paths and bodies (repo_id, issue_number, milestone_number). */
+export const PositiveInt = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
+
+export const ObjectId = Type.String({ minLength: 1, maxLength: 100 })
+
+export const Timestamp = Type.String({ format: 'date-time' })
+
+export const ErrorBody = Type.Object({
+  statusCode: Type.Integer(),
+  error: Type.String(),
+  message: Type.String()
+}, { description: 'Every error has this shape' })
+
+export const Estimate = Type.Object({ value: Type.Number() })
+
+export const PipelineRef = Type.Object({
+  name: Type.String(),
+  pipeline_id: Type.String(),
+  workspace_id: Type.String()
+})
+
+export const IssueRef = Type.Object({
+  repo_id: PositiveInt,
+  issue_number: PositiveInt
+})
+export type IssueRef = Static<typeof IssueRef>
+
+export const RepoParams = Type.Object({ repo_id: PositiveInt })
+export const IssueParams = Type.Object({ repo_id: PositiveInt, issue_number: PositiveInt })
+
+/** Responses of the usual error statuses, for the route schemas. */
+export const errorResponses = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody
+}
+
+/** Documented "200, empty body" responses. */
+export const EmptyBody = Type.Unsafe<undefined>({ description: 'empty body' })

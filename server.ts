@@ -1,0 +1,45 @@
+import closeWithGrace from 'close-with-grace'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig, type ServerConfig } from './config.js'
+
+/** Builds the app from a validated config; `start` listens. Exported for the tests. */
+export async function createServer (config: ServerConfig) {
+  return await buildApp({
+    database: config.databasePath,
+    seedFile: config.seedFile,
+    demo: config.demo,
+    adminToken: config.adminToken,
+    rateLimit: { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs },
+    basePath: config.basePath,
+    publicUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}${config.basePath}`,
+    logLevel: config.logLevel
+  })
+}
+
+async function start (): Promise<void> {
+  let config: ServerConfig
+  try {
+    config = loadConfig(process.env)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message)
+      process.exit(1)
+    }
+    throw err
+  }
+  const app = await createServer(config)
+  // In-flight requests finish (Fastify stops accepting new ones), then onClose closes the database.
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err !== undefined) app.log.error({ err }, 'closing after an error')
+    else app.log.info({ signal }, 'closing')
+    await app.close()
+  })
+  await app.listen({ host: config.host, port: config.port })
+}
+
+if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+  start().catch((err) => {
+    console.error(err)
+    process.exit(1)
+  })
+}

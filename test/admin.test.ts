@@ -1,0 +1,102 @@
+import t from 'tap'
+import { build, ADMIN_TOKEN, REPO, WS_OLD, P } from './helper.js'
+
+t.test('without ADMIN_TOKEN every /admin path answers 404', async (t) => {
+  const app = await build(t, { adminToken: undefined, fixture: null })
+  const res = await app.inject({ url: '/admin/users', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  t.equal(res.statusCode, 404)
+  t.equal(res.json().error, 'Not Found')
+})
+
+t.test('a wrong or missing admin token gets 401', async (t) => {
+  const app = await build(t, { fixture: null })
+  t.equal((await app.inject({ url: '/admin/users' })).statusCode, 401)
+  t.equal((await app.inject({ url: '/admin/users', headers: { authorization: 'Bearer wrong' } })).statusCode, 401)
+  t.equal((await app.inject({ url: '/admin/users', headers: { 'x-authentication-token': ADMIN_TOKEN } })).statusCode, 401)
+})
+
+t.test('users, tokens, repositories and permissions', async (t) => {
+  const app = await build(t, { fixture: null })
+  const created = await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'erin' } })
+  t.equal(created.statusCode, 201)
+  t.match(created.json(), { login: 'erin', id: Number })
+  t.equal((await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'ERIN' } })).statusCode, 409, 'logins are case-insensitive')
+  t.equal((await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'bad login' } })).statusCode, 400)
+  t.same((await app.admin({ url: '/admin/users' })).json().map((u: { login: string }) => u.login), ['erin'])
+
+  const token = (await app.admin({ method: 'POST', url: '/admin/users/erin/token' })).json().token as string
+  t.equal((await app.admin({ method: 'POST', url: '/admin/users/nobody/token' })).statusCode, 404)
+
+  t.equal((await app.admin({ method: 'POST', url: '/admin/repositories', payload: { id: 55, owner: 'acme', name: 'tools' } })).statusCode, 201)
+  t.equal((await app.admin({ method: 'POST', url: '/admin/repositories', payload: { id: 55, owner: 'acme', name: 'other' } })).statusCode, 409)
+  const ws = await app.admin({ method: 'POST', url: '/admin/workspaces', payload: { name: 'Tools', repositories: [55], pipelines: ['Inbox', 'Doing'] } })
+  t.equal(ws.statusCode, 201)
+  t.match(ws.json(), { id: /^[0-9a-f]{24}$/, name: 'Tools', description: null, repositories: [55] })
+  t.equal(ws.json().pipelines.length, 2)
+  t.match(ws.json().pipelines[0].id, /^[0-9a-f]{24}$/)
+
+  const board = async () => await app.inject({ url: '/p1/repositories/55/board', headers: { 'x-authentication-token': token } })
+  t.equal((await board()).statusCode, 404, 'no permission yet')
+  t.equal((await app.admin({ method: 'PUT', url: '/admin/repositories/55/permissions/erin', payload: { permission: 'push' } })).statusCode, 200)
+  t.equal((await app.admin({ method: 'PUT', url: '/admin/repositories/55/permissions/erin', payload: { permission: 'owner' } })).statusCode, 400)
+  t.equal((await board()).statusCode, 200)
+  t.equal((await app.admin({ method: 'PUT', url: '/admin/repositories/55/permissions/erin', payload: { permission: 'none' } })).statusCode, 200)
+  t.equal((await board()).statusCode, 404, 'permission revoked')
+})
+
+t.test('issues: created into the first pipeline, closed off the board, reopened where they were', async (t) => {
+  const app = await build(t)
+  const created = await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: 50, title: 'New one' } })
+  t.equal(created.statusCode, 201)
+  t.same(created.json(), { repo_id: REPO, number: 50, title: 'New one', state: 'open' })
+  t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: 50, title: 'again' } })).statusCode, 409)
+  t.equal((await app.admin({ method: 'POST', url: '/admin/repositories/424242/issues', payload: { number: 1, title: 'x' } })).statusCode, 404)
+
+  const numbersIn = async (pipeline: string): Promise<number[]> => {
+    const board = (await app.as('alice', { url: `/p1/repositories/${REPO}/board` })).json()
+    return board.pipelines.find((p: { id: string }) => p.id === pipeline).issues.map((i: { issue_number: number }) => i.issue_number)
+  }
+  t.ok((await numbersIn(P.todo)).includes(50), 'lands in the first pipeline')
+  await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues/50/moves`, payload: { pipeline_id: P.doing, position: 'top' } })
+  const closed = await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/50`, payload: { state: 'closed', title: 'Renamed' } })
+  t.same(closed.json(), { repo_id: REPO, number: 50, title: 'Renamed', state: 'closed' })
+  t.notOk((await numbersIn(P.doing)).includes(50), 'closed issues are off the board')
+  const data = (await app.as('alice', { url: `/p1/repositories/${REPO}/issues/50` })).json()
+  t.equal(data.status, 'closed')
+  t.equal(data.pipeline.pipeline_id, P.doing, 'issue data keeps the last pipeline')
+  await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/50`, payload: { state: 'open' } })
+  t.equal((await numbersIn(P.doing))[0], 50, 'reopened at once into its last place')
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/50`, payload: {} })).statusCode, 400)
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/999`, payload: { state: 'open' } })).statusCode, 404)
+})
+
+t.test('workspaces: rename, reorder and add pipelines, add and remove repositories', async (t) => {
+  const app = await build(t)
+  const res = await app.admin({
+    method: 'PATCH',
+    url: `/admin/workspaces/${WS_OLD}`,
+    payload: {
+      name: 'Eng', description: 'All of it', remove_repositories: [REPO],
+      pipelines: [{ id: P.done, name: 'Shipped' }, { id: P.todo, name: 'To Do' }, { id: P.doing, name: 'Doing' }, { name: 'Later' }]
+    }
+  })
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), { name: 'Eng', description: 'All of it' })
+  t.same(res.json().pipelines.map((p: { name: string }) => p.name), ['Shipped', 'To Do', 'Doing', 'Later'])
+  t.notOk(res.json().repositories.includes(REPO))
+  const missing = await app.admin({ method: 'PATCH', url: `/admin/workspaces/${WS_OLD}`, payload: { pipelines: [{ id: P.done, name: 'x' }] } })
+  t.equal(missing.statusCode, 400)
+  t.match(missing.json().message, /cannot be removed/)
+  t.equal((await app.admin({ method: 'PATCH', url: '/admin/workspaces/nope', payload: { name: 'x' } })).statusCode, 404)
+  const readd = await app.admin({ method: 'PATCH', url: `/admin/workspaces/${WS_OLD}`, payload: { add_repositories: [REPO] } })
+  t.equal(readd.statusCode, 200)
+  const board = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board` })).json()
+  t.same(board.pipelines[0].issues.map((i: { issue_number: number }) => i.issue_number), [1, 2, 3, 4, 5, 6],
+    're-added repository issues land in the first pipeline (closed #7 stays off)')
+})
+
+t.test('milestones can be created once', async (t) => {
+  const app = await build(t)
+  t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/milestones`, payload: { number: 2, title: 'v2' } })).statusCode, 201)
+  t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/milestones`, payload: { number: 2, title: 'v2' } })).statusCode, 409)
+})

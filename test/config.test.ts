@@ -1,0 +1,50 @@
+import t from 'tap'
+import { ConfigError, loadConfig } from '../config.js'
+
+t.test('defaults match DESIGN.md section 3', async (t) => {
+  t.same(loadConfig({}), {
+    host: '127.0.0.1',
+    port: 8080,
+    databasePath: './data/planning.db',
+    seedFile: undefined,
+    demo: true,
+    adminToken: undefined,
+    rateLimitMax: 100,
+    rateLimitWindowMs: 60000,
+    basePath: '',
+    logLevel: 'info',
+    webhookTimeoutMs: 5000,
+    webhookMaxAttempts: 8,
+    webhookAllowPrivate: false
+  })
+})
+
+t.test('values are parsed and empty strings mean unset', async (t) => {
+  const config = loadConfig({ PORT: '9000', DEMO: 'false', BASE_PATH: '/api', WEBHOOK_ALLOW_PRIVATE: 'true', HOST: '' })
+  t.equal(config.port, 9000)
+  t.equal(config.demo, false)
+  t.equal(config.basePath, '/api')
+  t.equal(config.webhookAllowPrivate, true)
+  t.equal(config.host, '127.0.0.1')
+})
+
+t.test('a bad value stops start-up with a message naming the variable', async (t) => {
+  const bad: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /PORT must be integer/],
+    [{ PORT: '70000' }, /PORT must be <= 65535/],
+    [{ DEMO: 'maybe' }, /DEMO must be boolean/],
+    [{ RATE_LIMIT_MAX: '0' }, /RATE_LIMIT_MAX must be >= 1/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be equal to one of the allowed values/],
+    [{ BASE_PATH: 'api/' }, /BASE_PATH must match pattern/],
+    [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must NOT have fewer than 16 characters/],
+    [{ WEBHOOK_MAX_ATTEMPTS: '-2' }, /WEBHOOK_MAX_ATTEMPTS/]
+  ]
+  for (const [env, message] of bad) {
+    t.throws(() => loadConfig(env), message, JSON.stringify(env))
+    try {
+      loadConfig(env)
+    } catch (err) {
+      t.ok(err instanceof ConfigError, 'a ConfigError')
+    }
+  }
+})

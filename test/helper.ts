@@ -1,0 +1,73 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+import { buildApp, type BuildOptions } from '../app.js'
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789'
+export const TOKENS = {
+  alice: 'alice-token-123456',
+  bob: 'bob-token-1234567',
+  carol: 'carol-token-123456',
+  dave: 'dave-token-1234567'
+} as const
+
+export const REPO = 1001
+export const OTHER_REPO = 1002
+export const PRIVATE_REPO = 1003
+export const WS_OLD = 'aaaaaaaaaaaaaaaaaaaaaaa1'
+export const WS_NEW = 'aaaaaaaaaaaaaaaaaaaaaaa2'
+export const P = { todo: 'pipe-todo', doing: 'pipe-doing', done: 'pipe-done', ideas: 'pipe-ideas', now: 'pipe-now' } as const
+
+/**
+ * alice: admin on every repository; bob: write on REPO, read on OTHER_REPO; carol: read on REPO;
+ * dave: nothing. WS_OLD (oldest) holds REPO and OTHER_REPO, WS_NEW holds REPO. PRIVATE_REPO is
+ * in WS_OLD too but only alice can read it.
+ */
+export function testFixture () {
+  return {
+    users: Object.entries(TOKENS).map(([login, token], i) => ({ id: i + 1, login, token })),
+    repositories: [
+      { id: REPO, owner: 'acme', name: 'api', permissions: { alice: 'admin', bob: 'write', carol: 'read' } },
+      { id: OTHER_REPO, owner: 'acme', name: 'web', permissions: { alice: 'admin', bob: 'read' } },
+      { id: PRIVATE_REPO, owner: 'acme', name: 'secret', permissions: { alice: 'admin' } }
+    ],
+    milestones: [{ repo_id: REPO, number: 1, title: 'v1.0' }],
+    workspaces: [
+      {
+        id: WS_OLD, name: 'Engineering', description: null, repositories: [REPO, OTHER_REPO, PRIVATE_REPO],
+        pipelines: [{ id: P.todo, name: 'To Do' }, { id: P.doing, name: 'Doing' }, { id: P.done, name: 'Done' }]
+      },
+      {
+        id: WS_NEW, name: 'Roadmap', description: 'Plans', repositories: [REPO],
+        pipelines: [{ id: P.ideas, name: 'Ideas' }, { id: P.now, name: 'Now' }]
+      }
+    ],
+    issues: [
+      ...[1, 2, 3, 4, 5, 6].map((n) => ({ repo_id: REPO, number: n, title: `Issue ${n}`, author: 'alice' })),
+      { repo_id: REPO, number: 7, title: 'Closed one', state: 'closed' },
+      ...[1, 2, 3].map((n) => ({ repo_id: OTHER_REPO, number: n, title: `Web ${n}` })),
+      { repo_id: PRIVATE_REPO, number: 1, title: 'Secret' }
+    ]
+  }
+}
+
+export type App = FastifyInstance & {
+  /** inject as a user of the test fixture (by login), JSON in and out */
+  as: (login: keyof typeof TOKENS, options: InjectOptions) => Promise<LightMyRequestResponse>
+  admin: (options: InjectOptions) => Promise<LightMyRequestResponse>
+}
+
+/** Builds the app on a fresh in-memory database holding the test fixture; closed after the test. */
+export async function build (t: Test, options: BuildOptions & { fixture?: unknown } = {}): Promise<App> {
+  const { fixture, ...rest } = options
+  const app = await buildApp({ adminToken: ADMIN_TOKEN, rateLimit: { max: 10_000, timeWindow: 60_000 }, documentation: false, ...rest }) as App
+  await app.ready()
+  t.teardown(() => app.close())
+  const base = rest.basePath ?? ''
+  app.as = async (login, opts) => await app.inject({ ...opts, url: base + String(opts.url), headers: { 'x-authentication-token': TOKENS[login], ...opts.headers } })
+  app.admin = async (opts) => await app.inject({ ...opts, url: base + String(opts.url), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...opts.headers } })
+  if (fixture !== null) {
+    const res = await app.admin({ method: 'POST', url: '/admin/import', payload: fixture ?? testFixture() })
+    if (res.statusCode !== 200) throw new Error(`fixture import failed: ${res.body}`)
+  }
+  return app
+}

@@ -1,0 +1,86 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { build, REPO, TOKENS, P } from './helper.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+t.test('BASE_PATH mounts every route under a prefix', async (t) => {
+  const app = await build(t, { basePath: '/api' })
+  t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/board` })).statusCode, 200)
+  const outside = await app.inject({ url: `/p1/repositories/${REPO}/board`, headers: { 'x-authentication-token': TOKENS.alice } })
+  t.equal(outside.statusCode, 404)
+  t.equal(outside.json().statusCode, 404)
+})
+
+t.test('the OpenAPI document is served under the base path', async (t) => {
+  const app = await build(t, { basePath: '/api', documentation: true })
+  const doc = await app.inject({ url: '/api/documentation/json' })
+  t.equal(doc.statusCode, 200)
+  t.ok(doc.json().paths['/api/p1/repositories/{repo_id}/board'], 'routes documented with the prefix')
+  t.equal((await app.inject({ url: '/api/documentation' })).statusCode < 400, true, 'Swagger UI')
+})
+
+t.test('tokens never reach the log', async (t) => {
+  const lines: string[] = []
+  const logStream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { logLevel: 'info', logStream })
+  await app.inject({ url: `/p1/repositories/${REPO}/board?access_token=${TOKENS.alice}&x=1` })
+  await app.inject({ url: `/p1/repositories/${REPO}/board`, headers: { 'x-authentication-token': TOKENS.bob, authorization: `Bearer ${TOKENS.carol}` } })
+  const log = lines.join('')
+  t.match(log, /access_token=\[REDACTED\]&x=1/)
+  for (const token of Object.values(TOKENS)) t.notOk(log.includes(token), 'token absent from the log')
+})
+
+t.test('data survives a restart on the same file', async (t) => {
+  const database = join(t.testdir({}), 'planning.db')
+  const first = await build(t, { database })
+  t.equal((await first.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 8 } })).statusCode, 200)
+  t.equal((await first.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues/2/moves`, payload: { pipeline_id: P.done, position: 0 } })).statusCode, 200)
+  await first.close()
+  const second = await build(t, { database, fixture: null })
+  const data = (await second.as('alice', { url: `/p1/repositories/${REPO}/issues/2` })).json()
+  t.same(data.estimate, { value: 8 })
+  t.equal(data.pipeline.pipeline_id, P.done)
+})
+
+t.test('the server starts from the environment and closes gracefully on SIGTERM', async (t) => {
+  const dir = t.testdir({})
+  const child = spawn(process.execPath, [
+    '--import', join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs'), join(root, 'server.ts')
+  ], {
+    env: { ...process.env, PORT: '0', DATABASE_PATH: join(dir, 'db', 'planning.db'), LOG_LEVEL: 'info', DEMO: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  child.stdout.on('data', (d) => { out += String(d) })
+  const listening = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listen line: ${out}`)), 30_000)
+    child.stdout.on('data', () => {
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (m !== null) { clearTimeout(timer); resolve(m[1]) }
+    })
+  })
+  const token = /X-Authentication-Token: ([^']+)'/.exec(out)?.[1]
+  t.ok(token, 'demo token logged')
+  const res = await fetch(`${listening}/p1/repositories/103707262/board`, { headers: { 'X-Authentication-Token': token ?? '' } })
+  t.equal(res.status, 200)
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0, 'clean exit')
+  t.match(out, /"signal":"SIGTERM"/)
+})
+
+t.test('a bad variable stops the server with a message naming it', async (t) => {
+  const child = spawn(process.execPath, [
+    '--import', join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs'), join(root, 'server.ts')
+  ], { env: { ...process.env, PORT: 'abc' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let err = ''
+  child.stderr.on('data', (d) => { err += String(d) })
+  const [code] = await once(child, 'exit')
+  t.equal(code, 1)
+  t.match(err, /invalid configuration: PORT must be integer/)
+})
