@@ -115,7 +115,7 @@ export function createBoardsRepository (db: Db, events: DomainEvents) {
     board (workspaceId: string, repoId: number): Board {
       const pipelines = workspaces.pipelines(workspaceId).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
       const byId = new Map(pipelines.map((p) => [p.id, p]))
-      for (const row of boardRows.iterate(workspaceId, repoId)) {
+      for (const row of boardRows.all(workspaceId, repoId)) {
         const issue: BoardIssue = { issue_number: row.number, is_epic: row.is_epic === 1 }
         if (row.estimate !== null) issue.estimate = { value: row.estimate }
         if (row.position !== null) issue.position = row.position

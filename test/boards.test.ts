@@ -1,0 +1,170 @@
+import t from 'tap'
+import Database from 'better-sqlite3'
+import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, type App } from './helper.js'
+
+type BoardJson = { pipelines: Array<{ id: string, name: string, issues: Array<{ issue_number: number, position?: number, estimate?: { value: number }, is_epic: boolean }> }> }
+
+async function board (app: App, url = `/p1/repositories/${REPO}/board`): Promise<BoardJson> {
+  const res = await app.as('alice', { url })
+  if (res.statusCode !== 200) throw new Error(res.body)
+  return res.json()
+}
+const numbers = (b: BoardJson, pipeline: string) => b.pipelines.find((p) => p.id === pipeline)!.issues.map((i) => i.issue_number)
+
+t.test('workspaces of a repository, oldest first', async (t) => {
+  const app = await build(t)
+  const res = await app.as('carol', { url: `/p2/repositories/${REPO}/workspaces` })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), [
+    { id: WS_OLD, name: 'Engineering', description: null, repositories: [REPO, OTHER_REPO, PRIVATE_REPO] },
+    { id: WS_NEW, name: 'Roadmap', description: 'Plans', repositories: [REPO] }
+  ])
+  t.equal((await app.as('dave', { url: `/p2/repositories/${REPO}/workspaces` })).statusCode, 404)
+})
+
+t.test('boards list the repository\'s open issues in board order', async (t) => {
+  const app = await build(t)
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 3 } })
+  const b = await board(app)
+  t.same(b.pipelines.map((p) => [p.id, p.name]), [[P.todo, 'To Do'], [P.doing, 'Doing'], [P.done, 'Done']])
+  t.same(numbers(b, P.todo), [1, 2, 3, 4, 5, 6], 'closed #7 is absent; other repositories are absent')
+  t.same(b.pipelines[0].issues[1], { issue_number: 2, is_epic: false, estimate: { value: 3 } })
+  t.same(b.pipelines[0].issues[0], { issue_number: 1, is_epic: false }, 'no position before prioritization, no estimate key')
+  const p2 = await board(app, `/p2/workspaces/${WS_NEW}/repositories/${REPO}/board`)
+  t.same(p2.pipelines.map((p) => p.name), ['Ideas', 'Now'])
+  const other = await board(app, `/p2/workspaces/${WS_OLD}/repositories/${OTHER_REPO}/board`)
+  t.same(numbers(other, P.todo), [1, 2, 3])
+  t.equal((await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/repositories/${OTHER_REPO}/board` })).statusCode, 404, 'repository not in that workspace')
+  t.equal((await app.as('alice', { url: `/p2/workspaces/ffffffffffffffffffffffff/repositories/${REPO}/board` })).statusCode, 404)
+  t.equal((await app.as('bob', { url: `/p2/workspaces/${WS_OLD}/repositories/${PRIVATE_REPO}/board` })).statusCode, 404)
+  const lonely = await app.admin({ method: 'POST', url: '/admin/repositories', payload: { id: 77, owner: 'acme', name: 'lonely' } })
+  t.equal(lonely.statusCode, 201)
+  await app.admin({ method: 'PUT', url: '/admin/repositories/77/permissions/alice', payload: { permission: 'read' } })
+  const none = await app.as('alice', { url: '/p1/repositories/77/board' })
+  t.equal(none.statusCode, 404)
+  t.match(none.json().message, /in no workspace/)
+})
+
+t.test('moves: top, bottom, indexes and numeric strings', async (t) => {
+  const app = await build(t)
+  const move = async (n: number, pipeline: string, position: unknown, url = `/p1/repositories/${REPO}/issues/${n}/moves`) =>
+    await app.as('bob', { method: 'POST', url, payload: { pipeline_id: pipeline, position } })
+  const res = await move(3, P.doing, 'top')
+  t.equal(res.statusCode, 200)
+  t.equal(res.body, '', 'empty body')
+  t.notOk(res.headers['content-type'], 'no JSON content type')
+  await move(5, P.doing, 'bottom')
+  await move(1, P.doing, 1)
+  await move(6, P.doing, '0')
+  await move(2, P.doing, 99)
+  let b = await board(app)
+  t.same(numbers(b, P.doing), [6, 3, 1, 5, 2])
+  t.same(numbers(b, P.todo), [4])
+  await move(2, P.doing, 2)
+  await move(6, P.doing, 'bottom')
+  b = await board(app)
+  t.same(numbers(b, P.doing), [3, 2, 1, 5, 6], 'reorders in the same pipeline keep the others in order')
+  const positions = b.pipelines[1].issues.map((i) => i.position!)
+  t.ok(positions.every((p) => Number.isSafeInteger(p) && p >= 0), 'positions are non-negative integers')
+  t.same([...positions].sort((a, b) => a - b), positions, 'increasing in board order')
+  t.notSame(positions, [0, 1, 2, 3, 4], 'positions are not array indexes')
+
+  const p2 = await move(4, P.now, 'top', `/p2/workspaces/${WS_NEW}/repositories/${REPO}/issues/4/moves`)
+  t.equal(p2.statusCode, 200)
+  t.same(numbers(await board(app, `/p2/workspaces/${WS_NEW}/repositories/${REPO}/board`), P.now), [4])
+  t.same(numbers(await board(app), P.todo), [4], 'p2 moves leave the oldest workspace alone')
+})
+
+t.test('move refusals', async (t) => {
+  const app = await build(t)
+  const url = `/p1/repositories/${REPO}/issues/1/moves`
+  const cases: Array<[string, unknown, number, RegExp, string?]> = [
+    ['unknown pipeline', { pipeline_id: 'nope', position: 'top' }, 400, /pipeline_id nope is not a pipeline of workspace/],
+    ['pipeline of another workspace', { pipeline_id: P.now, position: 'top' }, 400, new RegExp(`not a pipeline of workspace ${WS_OLD}`)],
+    ['bad word', { pipeline_id: P.doing, position: 'middle' }, 400, /position must be "top", "bottom" or a 0-based index/],
+    ['negative index', { pipeline_id: P.doing, position: -1 }, 400, /position/],
+    ['negative string', { pipeline_id: P.doing, position: '-1' }, 400, /position/],
+    ['fraction', { pipeline_id: P.doing, position: 1.5 }, 400, /position/],
+    ['missing position', { pipeline_id: P.doing }, 400, /position/],
+    ['missing pipeline', { position: 0 }, 400, /pipeline_id/],
+    ['wrong type', { pipeline_id: 5, position: 0 }, 400, /pipeline_id/],
+    ['unknown issue', { pipeline_id: P.doing, position: 0 }, 404, /issue 99 not found/, `/p1/repositories/${REPO}/issues/99/moves`],
+    ['non-numeric issue', { pipeline_id: P.doing, position: 0 }, 400, /params\/issue_number/, `/p1/repositories/${REPO}/issues/x/moves`],
+    ['p2 repository not in workspace', { pipeline_id: P.now, position: 0 }, 404, /does not hold repository/, `/p2/workspaces/${WS_NEW}/repositories/${OTHER_REPO}/issues/1/moves`],
+    ['p2 unknown workspace', { pipeline_id: P.now, position: 0 }, 404, /not found/, `/p2/workspaces/nowhere/repositories/${REPO}/issues/1/moves`]
+  ]
+  for (const [name, payload, status, message, at] of cases) {
+    const res = await app.as('alice', { method: 'POST', url: at ?? url, payload: payload as object })
+    t.equal(res.statusCode, status, name)
+    t.match(res.json().message, message, name)
+  }
+  t.equal((await app.as('carol', { method: 'POST', url, payload: { pipeline_id: P.doing, position: 0 } })).statusCode, 403)
+  t.equal((await app.as('dave', { method: 'POST', url, payload: { pipeline_id: P.doing, position: 0 } })).statusCode, 404)
+  t.same(numbers(await board(app), P.todo), [1, 2, 3, 4, 5, 6], 'nothing moved')
+})
+
+t.test('any sequence of moves matches a simple list model', async (t) => {
+  const app = await build(t, { fixture: null })
+  const issues = Array.from({ length: 40 }, (_, i) => ({ repo_id: 5, number: i + 1, title: `#${i + 1}` }))
+  const pipelines = ['m1', 'm2', 'm3']
+  await app.admin({
+    method: 'POST',
+    url: '/admin/import',
+    payload: {
+      users: [{ login: 'alice', token: 'alice-token-123456' }],
+      repositories: [{ id: 5, owner: 'o', name: 'model', permissions: { alice: 'write' } }],
+      workspaces: [{ name: 'M', repositories: [5], pipelines: pipelines.map((id) => ({ id, name: id })) }],
+      issues
+    }
+  })
+  const model: Record<string, number[]> = { m1: issues.map((i) => i.number), m2: [], m3: [] }
+  let seed = 42
+  const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n }
+  for (let step = 0; step < 300; step++) {
+    const number = 1 + random(40)
+    const target = pipelines[random(3)]
+    const roll = random(10)
+    // Many moves to index 1 exhaust the room between two neighbours and force respacing.
+    const position: 'top' | 'bottom' | number = roll === 0 ? 'top' : roll === 1 ? 'bottom' : roll < 6 ? 1 : random(45)
+    const from = Object.keys(model).find((p) => model[p].includes(number))!
+    model[from].splice(model[from].indexOf(number), 1)
+    const list = model[target]
+    const index = position === 'top' ? 0 : position === 'bottom' ? list.length : Math.min(position, list.length)
+    list.splice(index, 0, number)
+    const res = await app.inject({
+      method: 'POST',
+      url: `/p1/repositories/5/issues/${number}/moves`,
+      headers: { 'x-authentication-token': 'alice-token-123456' },
+      payload: { pipeline_id: target, position: typeof position === 'number' && random(2) === 0 ? String(position) : position }
+    })
+    if (res.statusCode !== 200) throw new Error(res.body)
+  }
+  const b = (await app.inject({ url: '/p1/repositories/5/board', headers: { 'x-authentication-token': 'alice-token-123456' } })).json() as BoardJson
+  for (const p of pipelines) {
+    t.same(numbers(b, p), model[p], `pipeline ${p} matches the model`)
+    const positions = b.pipelines.find((x) => x.id === p)!.issues.filter((i) => i.position !== undefined).map((i) => i.position!)
+    t.equal(new Set(positions).size, positions.length, 'positions are distinct')
+  }
+})
+
+t.test('board and issue reads run a fixed number of queries', async (t) => {
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (sql) => executed.push(String(sql)) })
+  const app = await build(t, { database: db })
+  t.teardown(() => db.close())
+  const count = async (url: string) => {
+    executed.length = 0
+    const res = await app.as('alice', { url })
+    t.equal(res.statusCode, 200)
+    return executed.length
+  }
+  const smallBoard = await count(`/p1/repositories/${REPO}/board`)
+  const smallIssue = await count(`/p1/repositories/${REPO}/issues/1`)
+  for (let n = 100; n < 160; n++) {
+    await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `n${n}` } })
+  }
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, payload: { estimate: 2 } })
+  t.equal(await count(`/p1/repositories/${REPO}/board`), smallBoard, 'same query count with 10x the issues')
+  t.equal(await count(`/p1/repositories/${REPO}/issues/1`), smallIssue)
+  t.ok(smallBoard <= 8, `board read uses ${smallBoard} statements`)
+})
