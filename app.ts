@@ -4,10 +4,13 @@ import adminPlugin from './plugins/admin.js'
 import authPlugin from './plugins/auth.js'
 import boardsPlugin from './plugins/boards.js'
 import databasePlugin from './plugins/database.js'
+import dependenciesPlugin from './plugins/dependencies.js'
 import documentationPlugin from './plugins/documentation.js'
 import domainEventsPlugin from './plugins/domain-events.js'
+import epicsPlugin from './plugins/epics.js'
 import errorsPlugin from './plugins/errors.js'
 import issuesPlugin from './plugins/issues.js'
+import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/rate-limit.js'
 import seedPlugin from './plugins/seed.js'
 
@@ -46,6 +49,9 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
 
   await fastify.register(issuesPlugin)
   await fastify.register(boardsPlugin)
+  await fastify.register(epicsPlugin)
+  await fastify.register(milestonesPlugin)
+  await fastify.register(dependenciesPlugin)
   if (opts.adminToken !== undefined) await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
 }
 
@@ -91,5 +97,8 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
   return app
 }
 
-export { adminPlugin, authPlugin, boardsPlugin, databasePlugin, domainEventsPlugin, errorsPlugin, issuesPlugin, rateLimitPlugin, seedPlugin }
+export {
+  adminPlugin, authPlugin, boardsPlugin, databasePlugin, dependenciesPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin,
+  issuesPlugin, milestonesPlugin, rateLimitPlugin, seedPlugin
+}
 export type { Db }

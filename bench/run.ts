@@ -1,3 +1,4 @@
+import { benchDependencies } from './dependencies.js'
 import { benchHttp } from './http.js'
 import { benchMoves } from './moves.js'
 
@@ -6,4 +7,5 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 3)
 console.log('# planning API benchmarks')
 console.log(`node ${process.version}, ${seconds} s per HTTP case, 10 connections`)
 for (const line of benchMoves()) console.log(`- ${line}`)
+for (const line of benchDependencies()) console.log(`- ${line}`)
 for (const line of await benchHttp(seconds)) console.log(`- ${line}`)

@@ -111,5 +111,25 @@ export const migrations: string[] = [
     workspace_id TEXT
   );
   CREATE INDEX issue_events_issue ON issue_events (issue_id, id);
+  `,
+
+  // 2: epics (which issues belong to which epic) and blocking dependencies.
+  `
+  CREATE TABLE epic_issues (
+    epic_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    issue_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    PRIMARY KEY (epic_id, issue_id),
+    CHECK (epic_id <> issue_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX epic_issues_issue ON epic_issues (issue_id);
+
+  CREATE TABLE dependencies (
+    blocking_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    blocked_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (blocking_id, blocked_id),
+    CHECK (blocking_id <> blocked_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX dependencies_blocked ON dependencies (blocked_id);
   `
 ]

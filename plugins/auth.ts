@@ -5,12 +5,14 @@ import { createRepositoriesRepository, type Repository } from '../db/repositorie
 import { createUsersRepository, LEVELS, type AccessLevel, type User } from '../db/users.js'
 
 const resolved = Symbol('planningUserResolved')
+const readable = Symbol('planningReadable')
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** the user behind the request's token, once `planningAuth.user()` or `requireUser` ran */
     planningUser: User | null
     [resolved]: boolean
+    [readable]: Set<number> | null
   }
   interface FastifyInstance {
     planningAuth: PlanningAuth
@@ -29,7 +31,7 @@ export interface PlanningAuth {
    * as for a repository that does not exist; read access without the level needed answers 403.
    */
   requireAccess: (request: FastifyRequest, repoId: number, level: AccessLevel) => Repository
-  /** Whether the user can read the repository (no error). */
+  /** Whether the user can read the repository (no error); one query per request, whatever the count. */
   canRead: (request: FastifyRequest, repoId: number) => boolean
 }
 
@@ -43,6 +45,7 @@ export default fp(async (fastify) => {
 
   fastify.decorateRequest('planningUser', null)
   fastify.decorateRequest(resolved, false)
+  fastify.decorateRequest(readable, null)
 
   const tokenOf = (request: FastifyRequest): string | undefined => {
     const header = request.headers['x-authentication-token']
@@ -83,7 +86,9 @@ export default fp(async (fastify) => {
     },
     canRead (request, repoId) {
       const current = user(request)
-      return current !== null && users.level(current.id, repoId) >= LEVELS.read
+      if (current === null) return false
+      request[readable] ??= users.readableRepositories(current.id)
+      return request[readable].has(repoId)
     }
   }
   fastify.decorate('planningAuth', auth)

@@ -1,0 +1,80 @@
+import t from 'tap'
+import { build, REPO, OTHER_REPO, PRIVATE_REPO } from './helper.js'
+
+const dep = (a: [number, number], b: [number, number]) => ({
+  blocking: { repo_id: a[0], issue_number: a[1] },
+  blocked: { repo_id: b[0], issue_number: b[1] }
+})
+
+t.test('create, list, delete', async (t) => {
+  const app = await build(t)
+  const created = await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })
+  t.equal(created.statusCode, 200)
+  t.same(created.json(), dep([REPO, 1], [REPO, 2]))
+  t.same((await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })).json(), dep([REPO, 1], [REPO, 2]), 'an existing pair is not duplicated')
+  await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([OTHER_REPO, 1], [REPO, 2]) })
+  await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 3], [PRIVATE_REPO, 1]) })
+  await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([OTHER_REPO, 2], [OTHER_REPO, 3]) })
+  t.same((await app.as('alice', { url: `/p1/repositories/${REPO}/dependencies` })).json(), {
+    dependencies: [dep([REPO, 1], [REPO, 2]), dep([OTHER_REPO, 1], [REPO, 2]), dep([REPO, 3], [PRIVATE_REPO, 1])]
+  })
+  t.same((await app.as('bob', { url: `/p1/repositories/${REPO}/dependencies` })).json(), {
+    dependencies: [dep([REPO, 1], [REPO, 2]), dep([OTHER_REPO, 1], [REPO, 2])]
+  }, 'only pairs readable on both sides')
+  t.same((await app.as('carol', { url: `/p1/repositories/${REPO}/dependencies` })).json(), { dependencies: [dep([REPO, 1], [REPO, 2])] })
+  t.equal((await app.as('dave', { url: `/p1/repositories/${REPO}/dependencies` })).statusCode, 404)
+
+  const removed = await app.as('bob', { method: 'DELETE', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })
+  t.equal(removed.statusCode, 204)
+  t.equal(removed.body, '')
+  const gone = await app.as('bob', { method: 'DELETE', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })
+  t.equal(gone.statusCode, 404)
+  t.match(gone.json().message, /no such dependency/)
+})
+
+t.test('permissions: write on both repositories', async (t) => {
+  const app = await build(t)
+  const readOnlySide = await app.as('bob', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [OTHER_REPO, 1]) })
+  t.equal(readOnlySide.statusCode, 403)
+  t.match(readOnlySide.json().message, new RegExp(`repository ${OTHER_REPO}`))
+  t.equal((await app.as('bob', { method: 'POST', url: '/p1/dependencies', payload: dep([PRIVATE_REPO, 1], [REPO, 1]) })).statusCode, 404)
+  t.equal((await app.as('carol', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })).statusCode, 403)
+  await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [OTHER_REPO, 1]) })
+  t.equal((await app.as('bob', { method: 'DELETE', url: '/p1/dependencies', payload: dep([REPO, 1], [OTHER_REPO, 1]) })).statusCode, 403)
+})
+
+t.test('cycles are refused: self, direct, long chains, across repositories', async (t) => {
+  const app = await build(t)
+  const post = (a: [number, number], b: [number, number]) => app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep(a, b) })
+  const self = await post([REPO, 1], [REPO, 1])
+  t.equal(self.statusCode, 400)
+  t.match(self.json().message, /cannot block itself/)
+  t.equal((await post([REPO, 1], [REPO, 2])).statusCode, 200)
+  const direct = await post([REPO, 2], [REPO, 1])
+  t.equal(direct.statusCode, 400)
+  t.match(direct.json().message, /would create a cycle/)
+  for (let n = 2; n < 6; n++) t.equal((await post([REPO, n], [REPO, n + 1])).statusCode, 200)
+  t.equal((await post([REPO, 6], [REPO, 1])).statusCode, 400, 'a chain of six')
+  t.equal((await post([REPO, 6], [OTHER_REPO, 1])).statusCode, 200)
+  t.equal((await post([OTHER_REPO, 1], [PRIVATE_REPO, 1])).statusCode, 200)
+  const cross = await post([PRIVATE_REPO, 1], [REPO, 3])
+  t.equal(cross.statusCode, 400, 'a cycle through three repositories')
+  t.equal((await post([REPO, 1], [PRIVATE_REPO, 1])).statusCode, 200, 'a diamond is no cycle')
+})
+
+t.test('other refusals', async (t) => {
+  const app = await build(t)
+  await app.admin({ method: 'POST', url: '/admin/repositories', payload: { id: 88, owner: 'acme', name: 'island' } })
+  await app.admin({ method: 'PUT', url: '/admin/repositories/88/permissions/alice', payload: { permission: 'admin' } })
+  await app.admin({ method: 'POST', url: '/admin/repositories/88/issues', payload: { number: 1, title: 'x' } })
+  const apart = await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [88, 1]) })
+  t.equal(apart.statusCode, 400)
+  t.match(apart.json().message, /not in the same workspace/)
+  const unknown = await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 99]) })
+  t.equal(unknown.statusCode, 404)
+  t.match(unknown.json().message, /blocked issue 99 not found/)
+  for (const payload of [{}, { blocking: { repo_id: REPO, issue_number: 1 } }, dep([REPO, 0], [REPO, 1]), { blocking: { repo_id: 'a', issue_number: 1 }, blocked: { repo_id: REPO, issue_number: 2 } }]) {
+    t.equal((await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload })).statusCode, 400, JSON.stringify(payload))
+  }
+  t.equal((await app.as('alice', { method: 'DELETE', url: '/p1/dependencies' })).statusCode, 400, 'DELETE needs the body')
+})
