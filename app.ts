@@ -12,6 +12,7 @@ import errorsPlugin from './plugins/errors.js'
 import issuesPlugin from './plugins/issues.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/rate-limit.js'
+import releasesPlugin from './plugins/releases.js'
 import seedPlugin from './plugins/seed.js'
 
 export interface PlanningApiOptions {
@@ -52,6 +53,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   await fastify.register(epicsPlugin)
   await fastify.register(milestonesPlugin)
   await fastify.register(dependenciesPlugin)
+  await fastify.register(releasesPlugin)
   if (opts.adminToken !== undefined) await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
 }
 
@@ -99,6 +101,6 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 
 export {
   adminPlugin, authPlugin, boardsPlugin, databasePlugin, dependenciesPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin,
-  issuesPlugin, milestonesPlugin, rateLimitPlugin, seedPlugin
+  issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin
 }
 export type { Db }

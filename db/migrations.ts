@@ -131,5 +131,33 @@ export const migrations: string[] = [
     CHECK (blocking_id <> blocked_id)
   ) WITHOUT ROWID;
   CREATE INDEX dependencies_blocked ON dependencies (blocked_id);
+  `,
+
+  // 3: release reports, their repositories and issues.
+  `
+  CREATE TABLE release_reports (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    start_date TEXT NOT NULL,
+    desired_end_date TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    closed_at TEXT,
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'closed'))
+  );
+
+  CREATE TABLE release_report_repositories (
+    release_id TEXT NOT NULL REFERENCES release_reports (id) ON DELETE CASCADE,
+    repo_id INTEGER NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    PRIMARY KEY (release_id, repo_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX release_report_repositories_repo ON release_report_repositories (repo_id);
+
+  CREATE TABLE release_report_issues (
+    release_id TEXT NOT NULL REFERENCES release_reports (id) ON DELETE CASCADE,
+    issue_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    PRIMARY KEY (release_id, issue_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX release_report_issues_issue ON release_report_issues (issue_id);
   `
 ]
