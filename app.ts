@@ -14,6 +14,7 @@ import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/rate-limit.js'
 import releasesPlugin from './plugins/releases.js'
 import seedPlugin from './plugins/seed.js'
+import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
 
 export interface PlanningApiOptions {
   /** a better-sqlite3 handle (the host keeps ownership) or a file path; default `:memory:` */
@@ -28,6 +29,8 @@ export interface PlanningApiOptions {
   adminToken?: string
   /** per-token request limit; `false` leaves rate limiting to the host */
   rateLimit?: RateLimitOptions | false
+  /** webhook delivery tuning (timeouts, attempts, private targets); `worker: false` only stores deliveries */
+  webhooks?: WebhooksPluginOptions
   /** serve the OpenAPI document and Swagger UI under /documentation (default true) */
   documentation?: boolean
 }
@@ -54,6 +57,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   await fastify.register(milestonesPlugin)
   await fastify.register(dependenciesPlugin)
   await fastify.register(releasesPlugin)
+  await fastify.register(webhooksPlugin, opts.webhooks ?? {})
   if (opts.adminToken !== undefined) await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
 }
 
@@ -101,6 +105,6 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 
 export {
   adminPlugin, authPlugin, boardsPlugin, databasePlugin, dependenciesPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin,
-  issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin
+  issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
 export type { Db }

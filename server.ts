@@ -10,6 +10,7 @@ export async function createServer (config: ServerConfig) {
     demo: config.demo,
     adminToken: config.adminToken,
     rateLimit: { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs },
+    webhooks: { timeoutMs: config.webhookTimeoutMs, maxAttempts: config.webhookMaxAttempts, allowPrivate: config.webhookAllowPrivate },
     basePath: config.basePath,
     publicUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}${config.basePath}`,
     logLevel: config.logLevel

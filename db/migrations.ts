@@ -159,5 +159,36 @@ export const migrations: string[] = [
     PRIMARY KEY (release_id, issue_id)
   ) WITHOUT ROWID;
   CREATE INDEX release_report_issues_issue ON release_report_issues (issue_id);
+  `,
+
+  // 4: webhooks and their durable outbox of deliveries.
+  `
+  CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    repo_id INTEGER NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    description TEXT,
+    secret TEXT,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX webhooks_repo ON webhooks (repo_id);
+
+  -- seq orders deliveries per webhook; id is the delivery id sent with every attempt.
+  CREATE TABLE webhook_deliveries (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    event_type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    last_status_code INTEGER,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    delivered_at TEXT
+  );
+  CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (status, webhook_id, seq);
+  CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, seq);
   `
 ]

@@ -1,0 +1,44 @@
+import type { DomainEvent } from '../db/domain-events.js'
+
+/**
+ * The hosted API's custom webhook body for a board or estimate change: form fields, every value
+ * a string (DESIGN.md section 7).
+ */
+export function webhookPayload (event: DomainEvent): Record<string, string> {
+  const common = {
+    type: event.type,
+    github_url: `https://github.com/${event.repo.owner}/${event.repo.name}/issues/${event.issue.number}`,
+    organization: event.repo.owner,
+    repo: event.repo.name,
+    user_name: event.user.login,
+    issue_number: String(event.issue.number),
+    issue_title: event.issue.title
+  }
+  switch (event.type) {
+    case 'issue_transfer':
+      return {
+        ...common,
+        to_pipeline_name: event.to,
+        from_pipeline_name: event.from,
+        workspace_id: event.workspace.id,
+        workspace_name: event.workspace.name
+      }
+    case 'issue_reprioritized':
+      return {
+        ...common,
+        to_pipeline_name: event.pipeline,
+        from_position: String(event.from),
+        to_position: String(event.to),
+        workspace_id: event.workspace.id,
+        workspace_name: event.workspace.name
+      }
+    case 'estimate_set':
+      return { ...common, estimate: String(event.estimate) }
+    case 'estimate_cleared':
+      return common
+  }
+}
+
+export function formEncode (fields: Record<string, string>): string {
+  return new URLSearchParams(fields).toString()
+}

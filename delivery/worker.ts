@@ -1,0 +1,164 @@
+import { createHmac } from 'node:crypto'
+import http from 'node:http'
+import https from 'node:https'
+import type { LookupFunction } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
+import type { PendingDelivery, WebhooksRepository } from '../db/webhooks.js'
+import { RefusedAddressError, resolveTarget } from './address-policy.js'
+
+export interface DeliveryOptions {
+  /** per attempt, connection to end of response */
+  timeoutMs: number
+  /** attempts before a delivery is marked failed */
+  maxAttempts: number
+  /** allow loopback and private targets (link-local and metadata addresses never) */
+  allowPrivate: boolean
+  /** first retry delay; doubles per attempt, with jitter */
+  retryBaseMs: number
+  /** longest retry delay */
+  retryMaxMs: number
+  /** deliveries in flight at once (one per webhook at most, to keep each webhook's order) */
+  concurrency: number
+}
+
+export const DELIVERY_HEADER = 'x-planning-delivery'
+export const EVENT_HEADER = 'x-planning-event'
+export const SIGNATURE_HEADER = 'x-planning-signature-256'
+
+/** `sha256=<hex>`: HMAC-SHA256 of the exact request body with the webhook's secret. */
+export function signature (secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
+}
+
+type Outcome = { ok: true, status: number } | { ok: false, status: number | null, error: string | null, permanent: boolean }
+
+/**
+ * Sends the outbox: the oldest pending delivery of each webhook, several webhooks at once, so a
+ * slow or dead receiver holds up only its own webhook. Failures are retried with exponential
+ * backoff and jitter; state lives in the database, so a restart resumes where it stopped.
+ */
+export class DeliveryWorker {
+  private timer: NodeJS.Timeout | undefined
+  private stopped = true
+  private readonly inFlight = new Map<string, { controller: AbortController, done: Promise<void> }>()
+
+  constructor (
+    private readonly outbox: WebhooksRepository,
+    private readonly options: DeliveryOptions,
+    private readonly log: FastifyBaseLogger
+  ) {}
+
+  start (): void {
+    this.stopped = false
+    this.poke()
+  }
+
+  /** Look for due deliveries now (after new events, or when a send finished). */
+  poke (): void {
+    this.schedule(0)
+  }
+
+  /** Stops sending; attempts cut short by the stop are not counted and will be sent again. */
+  async stop (): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.timer)
+    for (const { controller } of this.inFlight.values()) controller.abort()
+    await Promise.all([...this.inFlight.values()].map((f) => f.done))
+  }
+
+  private schedule (delay: number): void {
+    if (this.stopped) return
+    clearTimeout(this.timer)
+    this.timer = setTimeout(() => this.tick(), delay)
+  }
+
+  private tick (): void {
+    if (this.stopped) return
+    const now = Date.now()
+    try {
+      let next = Number.POSITIVE_INFINITY
+      for (const head of this.outbox.heads()) {
+        if (this.inFlight.has(head.webhook_id)) continue
+        if (head.next_attempt_at > now) next = Math.min(next, head.next_attempt_at)
+        else if (this.inFlight.size < this.options.concurrency) this.launch(head)
+      }
+      // Due heads left over by the concurrency limit are picked up when a send finishes.
+      if (Number.isFinite(next)) this.schedule(next - now)
+    } catch (err) {
+      this.log.error({ err }, 'webhook outbox scan failed')
+      this.schedule(1000)
+    }
+  }
+
+  private launch (delivery: PendingDelivery): void {
+    const controller = new AbortController()
+    const done = this.attempt(delivery, controller.signal)
+      .catch((err) => this.log.error({ err, delivery: delivery.id }, 'webhook delivery bookkeeping failed'))
+      .finally(() => {
+        this.inFlight.delete(delivery.webhook_id)
+        this.poke()
+      })
+    this.inFlight.set(delivery.webhook_id, { controller, done })
+  }
+
+  private async attempt (delivery: PendingDelivery, stop: AbortSignal): Promise<void> {
+    const outcome = await this.post(delivery, stop)
+    if (this.stopped && stop.aborted) return
+    const attempts = delivery.attempts + 1
+    if (outcome.ok) {
+      this.outbox.markDelivered(delivery.seq, attempts, outcome.status)
+      return
+    }
+    if (outcome.permanent || attempts >= this.options.maxAttempts) {
+      this.outbox.markFailed(delivery.seq, attempts, outcome.status, outcome.error)
+      this.log.warn({ delivery: delivery.id, webhook: delivery.webhook_id, attempts, status: outcome.status, error: outcome.error }, 'webhook delivery failed')
+      return
+    }
+    const backoff = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** (attempts - 1))
+    const jittered = Math.round(backoff * (0.75 + Math.random() * 0.5))
+    this.outbox.markRetry(delivery.seq, attempts, outcome.status, outcome.error, Date.now() + jittered)
+  }
+
+  private async post (delivery: PendingDelivery, stop: AbortSignal): Promise<Outcome> {
+    let url: URL
+    let target: { address: string, family: 4 | 6 }
+    try {
+      url = new URL(delivery.url)
+      target = await resolveTarget(url.hostname, this.options.allowPrivate)
+    } catch (err) {
+      const permanent = err instanceof RefusedAddressError || err instanceof TypeError
+      return { ok: false, status: null, error: (err as Error).message, permanent }
+    }
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': Buffer.byteLength(delivery.body),
+      'user-agent': 'planning-api-webhooks/1',
+      [DELIVERY_HEADER]: delivery.id,
+      [EVENT_HEADER]: delivery.event_type
+    }
+    if (delivery.secret !== null) headers[SIGNATURE_HEADER] = signature(delivery.secret, delivery.body)
+    const lookup: LookupFunction = (_hostname, options, callback) => {
+      if (options.all === true) (callback as (e: null, a: Array<{ address: string, family: number }>) => void)(null, [target])
+      else callback(null, target.address, target.family)
+    }
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(this.options.timeoutMs)])
+    const client = url.protocol === 'https:' ? https : http
+    return await new Promise<Outcome>((resolve) => {
+      const request = client.request(url, { method: 'POST', headers, lookup, signal }, (response) => {
+        response.resume()
+        response.on('end', () => {
+          const status = response.statusCode ?? 0
+          resolve(status >= 200 && status < 300
+            ? { ok: true, status }
+            : { ok: false, status, error: `receiver answered ${status}`, permanent: false })
+        })
+        response.on('error', (err) => resolve({ ok: false, status: null, error: err.message, permanent: false }))
+      })
+      request.on('error', (err) => {
+        const timedOut = signal.aborted && !stop.aborted
+        resolve({ ok: false, status: null, error: timedOut ? `timed out after ${this.options.timeoutMs} ms` : err.message, permanent: false })
+      })
+      request.end(delivery.body)
+    })
+  }
+}

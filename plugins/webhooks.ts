@@ -1,0 +1,92 @@
+import { httpErrors } from '@fastify/sensible'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { isIP } from 'node:net'
+import { createWebhooksRepository } from '../db/webhooks.js'
+import { refusal } from '../delivery/address-policy.js'
+import { formEncode, webhookPayload } from '../delivery/payload.js'
+import { DeliveryWorker, type DeliveryOptions } from '../delivery/worker.js'
+import { Type, EmptyBody, errorResponses, RepoParams } from '../schemas/common.js'
+import { CreateWebhookBody, Delivery, Webhook, WebhookParams } from '../schemas/webhooks.js'
+
+export interface WebhooksPluginOptions extends Partial<DeliveryOptions> {
+  /** run the delivery worker (default true) */
+  worker?: boolean
+}
+
+export const DELIVERY_DEFAULTS: DeliveryOptions = {
+  timeoutMs: 5000, maxAttempts: 8, allowPrivate: false, retryBaseMs: 1000, retryMaxMs: 3_600_000, concurrency: 16
+}
+
+/**
+ * Webhook configuration (repository admins), the in-transaction outbox writer for board and
+ * estimate events, and the background worker that delivers them.
+ */
+const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastify, opts) => {
+  const options: DeliveryOptions = { ...DELIVERY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
+  const outbox = createWebhooksRepository(fastify.planningDb)
+  const worker = new DeliveryWorker(outbox, options, fastify.log)
+  const { requireAccess } = fastify.planningAuth
+
+  const unsubscribe = fastify.planningEvents.subscribe((event) => {
+    if (outbox.enqueue(event.repo.id, event.type, formEncode(webhookPayload(event))) > 0) worker.poke()
+  }, (_type, repoId) => outbox.hasWebhooks(repoId))
+
+  if (opts.worker !== false) fastify.addHook('onReady', async () => worker.start())
+  fastify.addHook('onClose', async () => {
+    unsubscribe()
+    await worker.stop()
+  })
+
+  fastify.addHook('onRequest', fastify.planningAuth.requireUser)
+  const tags = ['webhooks']
+
+  const checkUrl = (raw: string): string => {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      throw httpErrors.badRequest('body/url must be an absolute http or https URL')
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw httpErrors.badRequest(`body/url must use http or https, not ${url.protocol.replace(':', '')}`)
+    if (url.username !== '' || url.password !== '') throw httpErrors.badRequest('body/url must not carry credentials; use a secret instead')
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    const why = isIP(host) !== 0 ? refusal(host, options.allowPrivate) : null
+    if (why !== null) throw httpErrors.badRequest(`body/url is not allowed: ${why}`)
+    return url.toString()
+  }
+
+  fastify.post('/p1/repositories/:repo_id/webhooks', {
+    schema: { tags, summary: 'Add a webhook (repository admin)', params: RepoParams, body: CreateWebhookBody, response: { 201: Webhook, ...errorResponses } }
+  }, async (request, reply) => {
+    requireAccess(request, request.params.repo_id, 'admin')
+    const url = checkUrl(request.body.url)
+    return reply.status(201).send(outbox.create(request.params.repo_id, url, request.body.description ?? null, request.body.secret ?? null))
+  })
+
+  fastify.get('/p1/repositories/:repo_id/webhooks', {
+    schema: { tags, summary: 'Webhooks of a repository (repository admin)', params: RepoParams, response: { 200: Type.Array(Webhook), ...errorResponses } }
+  }, async (request) => {
+    requireAccess(request, request.params.repo_id, 'admin')
+    return outbox.list(request.params.repo_id)
+  })
+
+  fastify.delete('/p1/webhooks/:webhook_id', {
+    schema: { tags, summary: 'Delete a webhook and its pending deliveries', params: WebhookParams, response: { 204: EmptyBody, ...errorResponses } }
+  }, async (request, reply) => {
+    const hook = outbox.requireWebhook(request.params.webhook_id)
+    requireAccess(request, hook.repo_id, 'admin')
+    outbox.remove(hook.id)
+    return reply.status(204).send(undefined)
+  })
+
+  fastify.get('/p1/webhooks/:webhook_id/deliveries', {
+    schema: { tags, summary: 'The 100 most recent deliveries, newest first', params: WebhookParams, response: { 200: Type.Array(Delivery), ...errorResponses } }
+  }, async (request) => {
+    const hook = outbox.requireWebhook(request.params.webhook_id)
+    requireAccess(request, hook.repo_id, 'admin')
+    return outbox.deliveries(hook.id)
+  })
+}
+
+export default fp(webhooks, { name: 'planning-webhooks', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-events'] })

@@ -1,0 +1,29 @@
+import { Type, ObjectId } from './common.js'
+
+export const Webhook = Type.Object({
+  id: Type.String(),
+  repo_id: Type.Integer(),
+  url: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String()
+})
+
+export const CreateWebhookBody = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2000, description: 'http or https URL that receives the POSTs' }),
+  description: Type.Optional(Type.String({ maxLength: 500 })),
+  secret: Type.Optional(Type.String({ minLength: 8, maxLength: 200, description: 'signs each body (HMAC-SHA256); never returned' }))
+})
+
+export const WebhookParams = Type.Object({ webhook_id: ObjectId })
+
+export const Delivery = Type.Object({
+  id: Type.String({ description: 'the delivery id header, the same on every attempt' }),
+  event_type: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+  attempts: Type.Integer(),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  delivered_at: Type.Union([Type.String(), Type.Null()])
+})
