@@ -3,6 +3,7 @@ import type { Db } from './db/connection.js'
 import adminPlugin from './plugins/admin.js'
 import authPlugin from './plugins/auth.js'
 import boardsPlugin from './plugins/boards.js'
+import chatPlugin, { type ChatPluginOptions } from './plugins/chat.js'
 import databasePlugin from './plugins/database.js'
 import dependenciesPlugin from './plugins/dependencies.js'
 import documentationPlugin from './plugins/documentation.js'
@@ -31,6 +32,8 @@ export interface PlanningApiOptions {
   rateLimit?: RateLimitOptions | false
   /** webhook delivery tuning (timeouts, attempts, private targets); `worker: false` only stores deliveries */
   webhooks?: WebhooksPluginOptions
+  /** chat companion API tuning (keepalive, send limit) */
+  chat?: ChatPluginOptions
   /** serve the OpenAPI document and Swagger UI under /documentation (default true) */
   documentation?: boolean
 }
@@ -58,6 +61,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   await fastify.register(dependenciesPlugin)
   await fastify.register(releasesPlugin)
   await fastify.register(webhooksPlugin, opts.webhooks ?? {})
+  await fastify.register(chatPlugin, { ...opts.chat, prefix: '/api/v1' })
   if (opts.adminToken !== undefined) await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
 }
 
@@ -104,7 +108,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 }
 
 export {
-  adminPlugin, authPlugin, boardsPlugin, databasePlugin, dependenciesPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin,
+  adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin,
   issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
 export type { Db }

@@ -1,3 +1,4 @@
+import { benchChat } from './chat.js'
 import { benchDependencies } from './dependencies.js'
 import { benchHttp } from './http.js'
 import { benchMoves } from './moves.js'
@@ -9,3 +10,4 @@ console.log(`node ${process.version}, ${seconds} s per HTTP case, 10 connections
 for (const line of benchMoves()) console.log(`- ${line}`)
 for (const line of benchDependencies()) console.log(`- ${line}`)
 for (const line of await benchHttp(seconds)) console.log(`- ${line}`)
+for (const line of await benchChat()) console.log(`- ${line}`)

@@ -1,4 +1,5 @@
 import { httpErrors } from '@fastify/sensible'
+import { createChatRepository, type ChatRole } from './chat.js'
 import { transactional, type Db } from './connection.js'
 import { loadFixture } from './fixtures.js'
 import { createRepositoriesRepository, type Repository } from './repositories.js'
@@ -13,6 +14,7 @@ export function createAdminOperations (db: Db) {
   const users = createUsersRepository(db)
   const repos = createRepositoriesRepository(db)
   const workspaces = createWorkspacesRepository(db)
+  const chat = createChatRepository(db)
   const tx = <A extends unknown[], R>(fn: (...args: A) => R) => transactional(db, fn)
 
   const requireUser = (login: string): User => {
@@ -47,7 +49,12 @@ export function createAdminOperations (db: Db) {
     }),
     createMilestone: tx((repoId: number, number: number, title: string) => repos.createMilestone(repoId, number, title)),
     createWorkspace: tx((input: NewWorkspace) => workspaces.create(input)),
-    updateWorkspace: tx((id: string, change: WorkspaceChange) => workspaces.update(id, change))
+    updateWorkspace: tx((id: string, change: WorkspaceChange) => workspaces.update(id, change)),
+    setChatRole: tx((login: string, role: ChatRole) => {
+      const user = requireUser(login)
+      chat.setRole(user.id, role)
+      return { login: user.login, role }
+    })
   }
 }
 

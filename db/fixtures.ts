@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Fixture } from '../schemas/fixture.js'
 import { registerFormats } from '../schemas/formats.js'
+import { createChatRepository } from './chat.js'
 import type { Db } from './connection.js'
 import { createRepositoriesRepository } from './repositories.js'
 import { createUsersRepository, type PermissionName } from './users.js'
@@ -103,6 +104,9 @@ export function loadFixture (db: Db, input: unknown): FixtureSummary {
       })
       if (issue.estimate !== undefined) setEstimate.run(issue.estimate, row.id)
     }))
+    const chat = createChatRepository(db)
+    if (fixture.chat?.broadcaster !== undefined) chat.setRole(userId(fixture.chat.broadcaster, 'chat.broadcaster'), 'broadcaster')
+    ;(fixture.chat?.moderators ?? []).forEach((login, i) => chat.setRole(userId(login, `chat.moderators[${i}]`), 'moderator'))
     return {
       users: fixture.users?.length ?? 0,
       repositories: fixture.repositories?.length ?? 0,

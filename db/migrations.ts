@@ -190,5 +190,55 @@ export const migrations: string[] = [
   );
   CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (status, webhook_id, seq);
   CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, seq);
+  `,
+
+  // 5: the chat companion API: roles and sanctions, messages, commands, blocked terms, and the
+  // event log the live feed replays from.
+  `
+  CREATE TABLE chat_members (
+    user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    role TEXT NOT NULL DEFAULT 'viewer' CHECK (role IN ('viewer', 'moderator', 'broadcaster')),
+    banned INTEGER NOT NULL DEFAULT 0,
+    ban_reason TEXT,
+    timeout_until INTEGER
+  );
+  CREATE UNIQUE INDEX chat_one_broadcaster ON chat_members (role) WHERE role = 'broadcaster';
+
+  CREATE TABLE chat_messages (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER REFERENCES users (id) ON DELETE SET NULL,
+    text TEXT NOT NULL,
+    source TEXT NOT NULL CHECK (source IN ('user', 'bot', 'command')),
+    sent_at TEXT NOT NULL,
+    deleted_at TEXT,
+    deleted_by INTEGER REFERENCES users (id) ON DELETE SET NULL
+  );
+
+  CREATE TABLE chat_commands (
+    id INTEGER PRIMARY KEY,
+    command TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    response TEXT NOT NULL,
+    cooldown_seconds INTEGER NOT NULL DEFAULT 30,
+    permission TEXT NOT NULL DEFAULT 'everyone' CHECK (permission IN ('everyone', 'moderator', 'broadcaster')),
+    enabled INTEGER NOT NULL DEFAULT 1,
+    use_count INTEGER NOT NULL DEFAULT 0,
+    last_used_at INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE chat_blocked_terms (
+    id INTEGER PRIMARY KEY,
+    term TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    created_by INTEGER REFERENCES users (id) ON DELETE SET NULL,
+    created_at TEXT NOT NULL
+  );
+
+  CREATE TABLE chat_events (
+    seq INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
   `
 ]

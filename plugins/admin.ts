@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { createAdminOperations } from '../db/admin.js'
 import type { PermissionName } from '../db/users.js'
 import {
-  AdminIssue, AdminMilestone, AdminRepository, AdminUser, AdminWorkspace, CreateIssueBody, CreateMilestoneBody,
+  AdminIssue, AdminMilestone, AdminRepository, AdminUser, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
   CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams, LoginParams,
   PermissionBody, PermissionParams, PermissionReply, TokenReply, UpdateIssueBody, UpdateWorkspaceBody, WorkspaceParams
 } from '../schemas/admin.js'
@@ -87,6 +87,10 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   fastify.patch('/workspaces/:workspace_id', {
     schema: { tags, summary: 'Rename, describe, add/remove repositories, add/rename/reorder pipelines', params: WorkspaceParams, body: UpdateWorkspaceBody, response: { 200: AdminWorkspace, ...errors } }
   }, async (request) => admin.updateWorkspace(request.params.workspace_id, request.body))
+
+  fastify.put('/chat/roles/:login', {
+    schema: { tags, summary: 'Set a chat role (one broadcaster at most: naming one demotes the previous)', params: LoginParams, body: ChatRoleBody, response: { 200: ChatRoleReply, ...errors } }
+  }, async (request) => admin.setChatRole(request.params.login, request.body.role))
 }
 
 export default adminPlugin

@@ -72,6 +72,11 @@ export const UpdateWorkspaceBody = Type.Object({
   }, { additionalProperties: false }), { minItems: 1, maxItems: 100 }))
 }, { additionalProperties: false, minProperties: 1 })
 
+export const ChatRoleBody = Type.Object({
+  role: Type.Union([Type.Literal('viewer'), Type.Literal('moderator'), Type.Literal('broadcaster')])
+}, { additionalProperties: false })
+export const ChatRoleReply = Type.Object({ login: Type.String(), role: Type.String() })
+
 export const ImportReply = Type.Object({
   users: Type.Integer(),
   repositories: Type.Integer(),

@@ -45,7 +45,11 @@ export const Fixture = Type.Object({
     created_at: Type.Optional(Type.String({ format: 'date-time' })),
     repositories: Type.Array(PositiveInt),
     pipelines: Type.Array(PipelineSpec, { minItems: 1 })
-  }, { additionalProperties: false })))
+  }, { additionalProperties: false }))),
+  chat: Type.Optional(Type.Object({
+    broadcaster: Type.Optional(Login),
+    moderators: Type.Optional(Type.Array(Login))
+  }, { additionalProperties: false }))
 }, { additionalProperties: false })
 
 export type Fixture = Static<typeof Fixture>

@@ -20,7 +20,7 @@ export const P = { todo: 'pipe-todo', doing: 'pipe-doing', done: 'pipe-done', id
 /**
  * alice: admin on every repository; bob: write on REPO, read on OTHER_REPO; carol: read on REPO;
  * dave: nothing. WS_OLD (oldest) holds REPO and OTHER_REPO, WS_NEW holds REPO. PRIVATE_REPO is
- * in WS_OLD too but only alice can read it.
+ * in WS_OLD too but only alice can read it. Chat: alice is the broadcaster, bob a moderator.
  */
 export function testFixture () {
   return {
@@ -41,6 +41,7 @@ export function testFixture () {
         pipelines: [{ id: P.ideas, name: 'Ideas' }, { id: P.now, name: 'Now' }]
       }
     ],
+    chat: { broadcaster: 'alice', moderators: ['bob'] },
     issues: [
       ...[1, 2, 3, 4, 5, 6].map((n) => ({ repo_id: REPO, number: n, title: `Issue ${n}`, author: 'alice' })),
       { repo_id: REPO, number: 7, title: 'Closed one', state: 'closed' },

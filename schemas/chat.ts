@@ -1,0 +1,82 @@
+import { Type, PositiveInt } from './common.js'
+
+export const ChatRole = Type.Union([Type.Literal('viewer'), Type.Literal('moderator'), Type.Literal('broadcaster')])
+export const CommandPermission = Type.Union([Type.Literal('everyone'), Type.Literal('moderator'), Type.Literal('broadcaster')])
+
+export const ChatMessage = Type.Object({
+  id: Type.Integer(),
+  user: Type.Object({ id: Type.Integer(), login: Type.String(), role: Type.String() }),
+  text: Type.String(),
+  sent_at: Type.String(),
+  source: Type.Union([Type.Literal('user'), Type.Literal('bot'), Type.Literal('command')])
+})
+
+export const MessagesQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  before: Type.Optional(PositiveInt),
+  after: Type.Optional(PositiveInt)
+})
+
+export const MessagePage = Type.Object({
+  data: Type.Array(ChatMessage),
+  pagination: Type.Object({
+    limit: Type.Integer(),
+    before: Type.Union([Type.Integer(), Type.Null()], { description: 'pass as ?before= for older messages; null when there are none' }),
+    after: Type.Union([Type.Integer(), Type.Null()], { description: 'pass as ?after= for newer messages (also to poll)' }),
+    has_older: Type.Boolean(),
+    has_newer: Type.Boolean()
+  })
+})
+
+export const SendBody = Type.Object({ message: Type.String({ maxLength: 10_000 }) })
+
+export const IdParams = Type.Object({ id: PositiveInt })
+
+const Trigger = Type.String({ minLength: 1, maxLength: 60, pattern: '^\\s*\\S{1,50}\\s*$', description: 'one word, compared case-insensitively' })
+const Reply = Type.String({ minLength: 1, maxLength: 500, description: '{user} and {count} are replaced by the sender and the use count' })
+const Cooldown = Type.Integer({ minimum: 0, maximum: 86_400 })
+
+export const ChatCommand = Type.Object({
+  id: Type.Integer(),
+  command: Type.String(),
+  response: Type.String(),
+  cooldown_seconds: Type.Integer(),
+  permission: CommandPermission,
+  enabled: Type.Boolean(),
+  use_count: Type.Integer(),
+  created_at: Type.String(),
+  updated_at: Type.String()
+})
+
+export const CreateCommandBody = Type.Object({
+  command: Trigger,
+  response: Reply,
+  cooldown_seconds: Type.Optional(Cooldown),
+  permission: Type.Optional(CommandPermission),
+  enabled: Type.Optional(Type.Boolean())
+})
+
+export const UpdateCommandBody = Type.Object({
+  command: Type.Optional(Trigger),
+  response: Type.Optional(Reply),
+  cooldown_seconds: Type.Optional(Cooldown),
+  permission: Type.Optional(CommandPermission),
+  enabled: Type.Optional(Type.Boolean())
+}, { minProperties: 1 })
+
+export const ChatMember = Type.Object({
+  id: Type.Integer(),
+  login: Type.String(),
+  role: ChatRole,
+  banned: Type.Boolean(),
+  ban_reason: Type.Union([Type.String(), Type.Null()]),
+  timed_out_until: Type.Union([Type.String(), Type.Null()])
+})
+
+export const LoginParams = Type.Object({ login: Type.String({ minLength: 1, maxLength: 100 }) })
+export const RoleBody = Type.Object({ role: Type.Union([Type.Literal('viewer'), Type.Literal('moderator')]) })
+export const BanBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) })
+export const TimeoutBody = Type.Object({ seconds: Type.Integer({ minimum: 1, maximum: 1_209_600 }), reason: Type.Optional(Type.String({ maxLength: 500 })) })
+
+export const BlockedTerm = Type.Object({ id: Type.Integer(), term: Type.String(), created_at: Type.String() })
+export const TermBody = Type.Object({ term: Type.String({ minLength: 2, maxLength: 200, pattern: '\\S' }) })
