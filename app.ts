@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
 import type { Db } from './db/connection.js'
 import adminPlugin from './plugins/admin.js'
 import authPlugin from './plugins/auth.js'
@@ -17,7 +18,11 @@ import releasesPlugin from './plugins/releases.js'
 import seedPlugin from './plugins/seed.js'
 import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
 
-export interface PlanningApiOptions {
+/** The domains of the API; `planningApi({ domains })` registers a subset. */
+export const DOMAINS = ['issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'webhooks', 'chat', 'admin'] as const
+export type Domain = typeof DOMAINS[number]
+
+export interface PlanningCoreOptions {
   /** a better-sqlite3 handle (the host keeps ownership) or a file path; default `:memory:` */
   database?: Db | string
   /** fixture loaded into an empty database */
@@ -26,24 +31,32 @@ export interface PlanningApiOptions {
   demo?: boolean
   /** where the API is reachable, shown in the curl line logged with the demo token */
   publicUrl?: string
-  /** enables the admin API under /admin */
-  adminToken?: string
   /** per-token request limit; `false` leaves rate limiting to the host */
   rateLimit?: RateLimitOptions | false
+  /** the demo fixture itself, instead of the bundled file */
+  demoFixture?: unknown
+}
+
+export interface PlanningApiOptions extends PlanningCoreOptions {
+  /** enables the admin API under /admin */
+  adminToken?: string
+  /** register only these domains (default: all) */
+  domains?: readonly Domain[]
   /** webhook delivery tuning (timeouts, attempts, private targets); `worker: false` only stores deliveries */
   webhooks?: WebhooksPluginOptions
   /** chat companion API tuning (keepalive, send limit) */
   chat?: ChatPluginOptions
-  /** serve the OpenAPI document and Swagger UI under /documentation (default true) */
-  documentation?: boolean
+  /** serve the OpenAPI document and Swagger UI under /documentation (default true; `'json'`: the document only) */
+  documentation?: boolean | 'json'
 }
 
 /**
- * The whole API as one encapsulated Fastify plugin: register it in any Fastify 5 app, with a
- * prefix if wanted. Its error handler, not-found handler, hooks and content-type parsers stay
- * inside it; its decorators are named `planning*` (see the README).
+ * What every domain plugin stands on: the database, domain events, auth, rate limit, the error
+ * shape and start-up seeding. It shares its decorators with the scope it is registered in, so
+ * register it inside a scope of your own, next to the domain plugins you want:
+ * `app.register(async (scope) => { await scope.register(planningCore, { database }); await scope.register(boardsPlugin) }, { prefix })`.
  */
-export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastify, opts) => {
+export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
   await fastify.register(databasePlugin, { database: opts.database })
   await fastify.register(domainEventsPlugin)
   await fastify.register(authPlugin)
@@ -51,18 +64,29 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
     await fastify.register(rateLimitPlugin, opts.rateLimit ?? { max: 100, timeWindow: 60_000 })
   }
   await fastify.register(errorsPlugin)
-  if (opts.documentation !== false) await fastify.register(documentationPlugin)
-  await fastify.register(seedPlugin, { seedFile: opts.seedFile, demo: opts.demo, publicUrl: opts.publicUrl })
+  await fastify.register(seedPlugin, { seedFile: opts.seedFile, demo: opts.demo, demoFixture: opts.demoFixture, publicUrl: opts.publicUrl })
+}, { name: 'planning-core', fastify: '5.x' })
 
-  await fastify.register(issuesPlugin)
-  await fastify.register(boardsPlugin)
-  await fastify.register(epicsPlugin)
-  await fastify.register(milestonesPlugin)
-  await fastify.register(dependenciesPlugin)
-  await fastify.register(releasesPlugin)
-  await fastify.register(webhooksPlugin, opts.webhooks ?? {})
-  await fastify.register(chatPlugin, { ...opts.chat, prefix: '/api/v1' })
-  if (opts.adminToken !== undefined) await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
+/**
+ * The whole API as one encapsulated Fastify plugin: register it in any Fastify 5 app, with a
+ * prefix if wanted. Its error handler, not-found handler, hooks and content-type parsers stay
+ * inside it; its decorators are named `planning*` (see the README).
+ */
+export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastify, opts) => {
+  await fastify.register(planningCore, opts)
+  if (opts.documentation !== false) await fastify.register(documentationPlugin, { ui: opts.documentation !== 'json' })
+  const wanted = new Set<Domain>(opts.domains ?? DOMAINS)
+  if (wanted.has('issues')) await fastify.register(issuesPlugin)
+  if (wanted.has('boards')) await fastify.register(boardsPlugin)
+  if (wanted.has('epics')) await fastify.register(epicsPlugin)
+  if (wanted.has('milestones')) await fastify.register(milestonesPlugin)
+  if (wanted.has('dependencies')) await fastify.register(dependenciesPlugin)
+  if (wanted.has('releases')) await fastify.register(releasesPlugin)
+  if (wanted.has('webhooks')) await fastify.register(webhooksPlugin, opts.webhooks ?? {})
+  if (wanted.has('chat')) await fastify.register(chatPlugin, { ...opts.chat, prefix: '/api/v1' })
+  if (wanted.has('admin') && opts.adminToken !== undefined) {
+    await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
+  }
 }
 
 const REDACTED_QUERY = /([?&]access_token=)[^&#]*/gi
@@ -108,7 +132,9 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 }
 
 export {
-  adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin,
-  issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin, webhooksPlugin
+  adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
+  epicsPlugin, errorsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
-export type { Db }
+export { loadFixture } from './db/fixtures.js'
+export { migrate, openDatabase } from './db/connection.js'
+export type { Db, ChatPluginOptions, RateLimitOptions, WebhooksPluginOptions }

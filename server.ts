@@ -1,9 +1,9 @@
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
+import { buildApp, type BuildOptions } from './app.js'
 import { ConfigError, loadConfig, type ServerConfig } from './config.js'
 
-/** Builds the app from a validated config; `start` listens. Exported for the tests. */
-export async function createServer (config: ServerConfig) {
+/** Builds the app from a validated config (not listening); `extra` is for the single executable. */
+export async function createServer (config: ServerConfig, extra: Partial<BuildOptions> = {}) {
   return await buildApp({
     database: config.databasePath,
     seedFile: config.seedFile,
@@ -13,11 +13,13 @@ export async function createServer (config: ServerConfig) {
     webhooks: { timeoutMs: config.webhookTimeoutMs, maxAttempts: config.webhookMaxAttempts, allowPrivate: config.webhookAllowPrivate },
     basePath: config.basePath,
     publicUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}${config.basePath}`,
-    logLevel: config.logLevel
+    logLevel: config.logLevel,
+    ...extra
   })
 }
 
-async function start (): Promise<void> {
+/** Reads the environment, listens, and closes gracefully on SIGINT/SIGTERM. */
+export async function start (extra: Partial<BuildOptions> = {}): Promise<void> {
   let config: ServerConfig
   try {
     config = loadConfig(process.env)
@@ -28,7 +30,7 @@ async function start (): Promise<void> {
     }
     throw err
   }
-  const app = await createServer(config)
+  const app = await createServer(config, extra)
   // In-flight requests finish (Fastify stops accepting new ones), then onClose closes the database.
   closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an error')
@@ -38,7 +40,9 @@ async function start (): Promise<void> {
   await app.listen({ host: config.host, port: config.port })
 }
 
-if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
+// Started directly (`node dist/server.js`), not imported; the single executable calls start() itself.
+const entry = process.argv[1]
+if (typeof import.meta.url === 'string' && entry !== undefined && import.meta.url === new URL(`file://${entry}`).href) {
   start().catch((err) => {
     console.error(err)
     process.exit(1)

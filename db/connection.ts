@@ -5,10 +5,20 @@ import { migrations } from './migrations.js'
 
 export type Db = Database.Database
 
+let nativeBinding: object | undefined
+
+/**
+ * Where the better-sqlite3 addon comes from when it is not in node_modules: the single
+ * executable loads it from its embedded asset and hands it over here before opening anything.
+ */
+export function useNativeBinding (binding: object): void {
+  nativeBinding = binding
+}
+
 /** Opens (creating the folder if needed) a database file or `:memory:` with our pragmas set. */
 export function openDatabase (path: string): Db {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path)
+  const db = new Database(path, nativeBinding === undefined ? {} : { nativeBinding: nativeBinding as unknown as string })
   configure(db)
   return db
 }

@@ -13,7 +13,10 @@ import { createWorkspacesRepository } from './workspaces.js'
 registerFormats()
 const checker = TypeCompiler.Compile(Fixture)
 
-export const DEMO_FIXTURE_PATH = fileURLToPath(new URL('../fixtures/demo.json', import.meta.url))
+/** The bundled demo fixture (resolved when asked: the single executable carries it as an asset instead). */
+export function demoFixturePath (): string {
+  return fileURLToPath(new URL('../fixtures/demo.json', import.meta.url))
+}
 
 export interface FixtureSummary {
   users: number

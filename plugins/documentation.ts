@@ -2,8 +2,13 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 
+export interface DocumentationOptions {
+  /** serve Swagger UI at /documentation besides the JSON document (default true) */
+  ui?: boolean
+}
+
 /** OpenAPI document generated from the route schemas, at /documentation/json, with Swagger UI. */
-export default fp(async (fastify) => {
+export default fp<DocumentationOptions>(async (fastify, opts) => {
   await fastify.register(swagger, {
     openapi: {
       info: {
@@ -20,5 +25,9 @@ export default fp(async (fastify) => {
       security: [{ token: [] }, { access_token: [] }]
     }
   })
-  await fastify.register(swaggerUi, { routePrefix: '/documentation' })
+  if (opts.ui !== false) {
+    await fastify.register(swaggerUi, { routePrefix: '/documentation' })
+  } else {
+    fastify.get('/documentation/json', { schema: { hide: true } }, async () => fastify.swagger())
+  }
 }, { name: 'planning-documentation', fastify: '5.x' })

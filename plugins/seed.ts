@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { DEMO_FIXTURE_PATH, isEmptyDatabase, loadFixture, readFixtureFile } from '../db/fixtures.js'
+import { demoFixturePath, isEmptyDatabase, loadFixture, parseFixture, readFixtureFile } from '../db/fixtures.js'
 import { createUsersRepository } from '../db/users.js'
 
 export interface SeedPluginOptions {
@@ -7,6 +7,8 @@ export interface SeedPluginOptions {
   seedFile?: string
   /** on an empty database without seedFile, load the bundled demo and make a token for its first user */
   demo?: boolean
+  /** the demo fixture itself, instead of the bundled file (the single executable embeds it) */
+  demoFixture?: unknown
   /** where the API is reachable, for the ready-to-paste curl line logged with the demo token */
   publicUrl?: string
 }
@@ -27,7 +29,7 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
       const summary = loadFixture(db, readFixtureFile(opts.seedFile))
       fastify.log.info({ summary, file: opts.seedFile }, 'loaded seed fixture')
     } else if (opts.demo === true) {
-      const fixture = readFixtureFile(DEMO_FIXTURE_PATH)
+      const fixture = opts.demoFixture === undefined ? readFixtureFile(demoFixturePath()) : parseFixture(opts.demoFixture)
       const users = createUsersRepository(db)
       demo = db.transaction(() => {
         loadFixture(db, fixture)

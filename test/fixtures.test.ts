@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { migrate, openDatabase } from '../db/connection.js'
-import { DEMO_FIXTURE_PATH, loadFixture, readFixtureFile } from '../db/fixtures.js'
+import { demoFixturePath, loadFixture, readFixtureFile } from '../db/fixtures.js'
 import { build, REPO, testFixture } from './helper.js'
 
 const counts = (db: ReturnType<typeof openDatabase>) =>
@@ -67,7 +67,7 @@ t.test('a broken SEED_FILE stops start-up with a clear message', async (t) => {
 })
 
 t.test('the bundled demo is valid and realistic', async (t) => {
-  const demo = readFixtureFile(DEMO_FIXTURE_PATH)
+  const demo = readFixtureFile(demoFixturePath())
   t.equal(demo.repositories?.length, 2)
   t.equal(demo.workspaces?.length, 2)
   t.ok((demo.issues?.length ?? 0) >= 25)

@@ -1,0 +1,49 @@
+// Builds one executable file (Node's single executable application support): the server bundled
+// by esbuild into one CommonJS file, injected with postject into a copy of this Node binary,
+// with the better-sqlite3 addon and the demo fixture as embedded assets.
+import { build } from 'esbuild'
+import { execFileSync } from 'node:child_process'
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { inject } from 'postject'
+
+const out = 'dist-sea'
+const binary = join(out, process.platform === 'win32' ? 'planning-api-server.exe' : 'planning-api-server')
+rmSync(out, { recursive: true, force: true })
+mkdirSync(out, { recursive: true })
+
+await build({
+  entryPoints: ['sea/main.ts'],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outfile: join(out, 'main.cjs'),
+  // Optional native speed-ups of ws: not in the binary, and told not to look for them.
+  external: ['bufferutil', 'utf-8-validate'],
+  define: {
+    'import.meta.url': 'undefined',
+    'process.env.WS_NO_BUFFER_UTIL': '"1"',
+    'process.env.WS_NO_UTF_8_VALIDATE': '"1"'
+  },
+  logLevel: 'warning'
+})
+
+const require = createRequire(import.meta.url)
+const addon = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
+writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
+  main: join(out, 'main.cjs'),
+  output: join(out, 'sea-prep.blob'),
+  disableExperimentalSEAWarning: true,
+  assets: { 'better_sqlite3.node': addon, 'demo.json': 'fixtures/demo.json' }
+}))
+execFileSync(process.execPath, ['--experimental-sea-config', join(out, 'sea-config.json')], { stdio: 'inherit' })
+
+copyFileSync(process.execPath, binary)
+chmodSync(binary, 0o755)
+await inject(binary, 'NODE_SEA_BLOB', readFileSync(join(out, 'sea-prep.blob')), {
+  sentinelFuse: 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
+  machoSegmentName: process.platform === 'darwin' ? 'NODE_SEA' : undefined
+})
+console.log(`built ${binary} (${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB)`)

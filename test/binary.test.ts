@@ -1,0 +1,42 @@
+import t from 'tap'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { copyFileSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+t.test('the single executable runs alone: demo board, clean stop on SIGTERM', { timeout: 180_000 }, async (t) => {
+  execFileSync('npm', ['run', 'build:binary', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  const dir = t.testdir({})
+  const binary = join(dir, 'planning-api-server')
+  copyFileSync(join(root, 'dist-sea', 'planning-api-server'), binary)
+  t.same(readdirSync(dir), ['planning-api-server'], 'alone in an empty folder')
+  t.ok(statSync(binary).mode & 0o100, 'executable')
+
+  const started = Date.now()
+  const child = spawn(binary, [], { cwd: dir, env: { PATH: '/usr/bin:/bin', PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (d) => { out += String(d) })
+  child.stderr.on('data', (d) => { err += String(d) })
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listen line: ${out} ${err}`)), 30_000)
+    child.stdout.on('data', () => {
+      const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (m !== null) { clearTimeout(timer); resolve(m[1]) }
+    })
+  })
+  t.comment(`started in ${Date.now() - started} ms`)
+  const token = /X-Authentication-Token: ([^']+)'/.exec(out)?.[1] ?? ''
+  const board = await fetch(`${address}/p1/repositories/103707262/board`, { headers: { 'X-Authentication-Token': token } })
+  t.equal(board.status, 200)
+  const json = await board.json() as { pipelines: Array<{ issues: unknown[] }> }
+  t.ok(json.pipelines.flatMap((p) => p.issues).length > 10, 'the embedded demo data')
+  t.ok(readdirSync(join(dir, 'data')).includes('planning.db'), 'the embedded SQLite default')
+  child.kill('SIGTERM')
+  const [code] = await once(child, 'exit')
+  t.equal(code, 0, 'clean exit')
+  t.equal(err, '', 'nothing on stderr')
+})
