@@ -1,0 +1,38 @@
+import t from 'tap'
+import { build, TOKENS } from './helper.js'
+
+const PARAM_VALUES = ['1', '1001', 'abc', '-1', '0', '1.5', '99999999999999999999', '%00', 'aaaaaaaaaaaaaaaaaaaaaaa1', "1'%20OR%201=1"]
+const BODIES: Array<string | undefined> = [
+  undefined, '', 'null', '[]', '"x"', '5', '{}', '{"a":1}', '{', '{"estimate":"NaN"}',
+  '{"issues":[{"repo_id":"x"}]}', '{"pipeline_id":null,"position":{}}', '{"title":[],"start_date":5}',
+  '{"blocking":{"repo_id":1001,"issue_number":1},"blocked":{"repo_id":1001,"issue_number":1e400}}',
+  JSON.stringify({ message: '\u0000\ud800', command: '!x\u0000', response: 'y'.repeat(600) }),
+  JSON.stringify({ add_issues: Array(5).fill({ repo_id: 1001, issue_number: 1 }), remove_issues: 'x' })
+]
+
+t.test('no route answers 5xx to malformed input', async (t) => {
+  const app = await build(t, { documentation: true })
+  const doc = (await app.inject({ url: '/documentation/json' })).json() as { paths: Record<string, Record<string, unknown>> }
+  let requests = 0
+  const failures: string[] = []
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    if (path.startsWith('/documentation') || path.endsWith('/ws')) continue
+    for (const method of Object.keys(methods)) {
+      for (const [i, value] of PARAM_VALUES.entries()) {
+        const url = path.replace(/\{[^}]+\}/g, value)
+        for (const body of i === 0 ? BODIES : [BODIES[6], BODIES[8]]) {
+          const headers: Record<string, string> = path.startsWith('/admin')
+            ? { authorization: 'Bearer test-admin-token-0123456789' }
+            : { 'x-authentication-token': TOKENS.alice }
+          if (body !== undefined) headers['content-type'] = 'application/json'
+          const res = await app.inject({ method: method.toUpperCase() as 'GET', url, headers, payload: body })
+          requests++
+          if (res.statusCode >= 500) failures.push(`${method.toUpperCase()} ${url} ${body ?? ''} -> ${res.statusCode} ${res.body}`)
+          else if (res.statusCode >= 400 && typeof res.json().message !== 'string') failures.push(`${method} ${url}: error without message`)
+        }
+      }
+    }
+  }
+  t.ok(requests > 1000, `${requests} requests`)
+  t.same(failures, [], 'no 5xx, every error has a message')
+})
