@@ -1,6 +1,6 @@
 import { httpErrors } from '@fastify/sensible'
 import { transactional, type Db } from './connection.js'
-import { createIssueRefs, refKey, toRef, type IssueRef } from './issue-refs.js'
+import { createIssueRefs, refKey, refuseOverlap, toRef, type IssueRef } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
 import type { Repository } from './repositories.js'
 
@@ -125,8 +125,7 @@ export function createEpicsRepository (db: Db) {
       const epic = requireEpic(repoId, number)
       const toRemove = refs.resolve(remove, canRead, 'remove_issues')
       const toAdd = refs.resolve(add, canRead, 'add_issues')
-      const both = toAdd.filter((a) => toRemove.some((r) => r.id === a.id))
-      if (both.length > 0) throw httpErrors.badRequest(`issues listed in both add_issues and remove_issues: ${both.map((i) => refKey(toRef(i))).join(', ')}`)
+      refuseOverlap(toAdd, toRemove)
       const removed = toRemove.filter((child) => isChild.get(epic.id, child.id) !== undefined && removeChild.run(epic.id, child.id).changes > 0).map(toRef)
       return { removed_issues: removed, added_issues: addChildren(epic.id, toAdd) }
     })

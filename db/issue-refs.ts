@@ -32,3 +32,11 @@ export function createIssueRefs (db: Db) {
     }
   }
 }
+
+/** Refuses issues that a request both adds and removes (which one would win is not obvious). */
+export function refuseOverlap (add: ResolvedIssue[], remove: ResolvedIssue[]): void {
+  const both = add.filter((a) => remove.some((r) => r.id === a.id))
+  if (both.length > 0) {
+    throw httpErrors.badRequest(`issues listed in both add_issues and remove_issues: ${both.map((i) => refKey(toRef(i))).join(', ')}`)
+  }
+}

@@ -1,7 +1,7 @@
 import { httpErrors } from '@fastify/sensible'
 import { transactional, type Db } from './connection.js'
 import { newObjectId, nowIso } from './ids.js'
-import { createIssueRefs, refKey, toRef, type IssueRef } from './issue-refs.js'
+import { createIssueRefs, refKey, refuseOverlap, toRef, type IssueRef } from './issue-refs.js'
 
 export interface ReleaseSummary {
   release_id: string
@@ -134,8 +134,7 @@ export function createReleasesRepository (db: Db) {
       if (outside.length > 0) {
         throw httpErrors.badRequest(`issues not in the report's repositories: ${outside.map((i) => refKey(toRef(i))).join(', ')}`)
       }
-      const both = toAdd.filter((a) => toRemove.some((r) => r.id === a.id))
-      if (both.length > 0) throw httpErrors.badRequest(`issues listed in both add_issues and remove_issues: ${both.map((i) => refKey(toRef(i))).join(', ')}`)
+      refuseOverlap(toAdd, toRemove)
       return {
         added: toAdd.filter((i) => addIssue.run(id, i.id).changes > 0).map(toRef),
         removed: toRemove.filter((i) => removeIssue.run(id, i.id).changes > 0).map(toRef)
