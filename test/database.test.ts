@@ -1,0 +1,38 @@
+import t from 'tap'
+import Database from 'better-sqlite3'
+import Fastify from 'fastify'
+import { join } from 'node:path'
+import { migrate, openDatabase } from '../db/connection.js'
+import { migrations } from '../db/migrations.js'
+import databasePlugin from '../plugins/database.js'
+
+t.test('the database plugin decorates, migrates, sets pragmas and closes what it opened', async (t) => {
+  const path = join(t.testdir({}), 'nested', 'planning.db')
+  const app = Fastify()
+  await app.register(databasePlugin, { database: path })
+  await app.ready()
+  const db = app.planningDb
+  t.equal(db.pragma('user_version', { simple: true }), migrations.length, 'every migration applied')
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
+  t.equal(db.pragma('foreign_keys', { simple: true }), 1)
+  await app.close()
+  t.equal(db.open, false, 'closed in onClose')
+})
+
+t.test('migrations run once and refuse a newer schema', async (t) => {
+  const db = openDatabase(':memory:')
+  t.equal(migrate(db), migrations.length)
+  t.equal(migrate(db), migrations.length, 'a second run changes nothing')
+  db.pragma(`user_version = ${migrations.length + 1}`)
+  t.throws(() => migrate(db), /newer than this server/)
+  db.close()
+})
+
+t.test('a failing migration leaves the database as it was', async (t) => {
+  const db = new Database(':memory:')
+  db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)')
+  t.throws(() => migrate(db), /already exists/)
+  t.equal(db.pragma('user_version', { simple: true }), 0)
+  t.same(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(), ['users'])
+  db.close()
+})
