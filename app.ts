@@ -96,14 +96,18 @@ export function redactUrl (url: string): string {
   return url.replace(REDACTED_QUERY, '$1[REDACTED]')
 }
 
-/** Fastify server options shared by the server entry and the tests. */
-export function serverOptions (logLevel = 'info', logStream?: NodeJS.WritableStream): FastifyServerOptions {
+/**
+ * Fastify server options shared by the server entry and the tests. `pretty` formats log lines
+ * for a person (the server turns it on when stdout is a terminal); otherwise they are JSON.
+ */
+export function serverOptions (logLevel = 'info', logStream?: NodeJS.WritableStream, pretty = false): FastifyServerOptions {
   return {
     logger: logLevel === 'silent'
       ? false
       : {
           level: logLevel,
           ...(logStream === undefined ? {} : { stream: logStream }),
+          ...(pretty && logStream === undefined ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
           redact: ['req.headers["x-authentication-token"]', 'req.headers.authorization'],
           serializers: {
             req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip })
@@ -121,12 +125,14 @@ export interface BuildOptions extends PlanningApiOptions {
   logLevel?: string
   /** where log lines go (default stdout) */
   logStream?: NodeJS.WritableStream
+  /** human-readable log lines (pino-pretty) instead of JSON */
+  prettyLogs?: boolean
 }
 
 /** Builds a standalone server instance (not listening): what `server.ts` and the tests use. */
 export async function buildApp (options: BuildOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(options.logLevel ?? 'silent', options.logStream))
-  const { basePath, logLevel, logStream, ...apiOptions } = options
+  const app = Fastify(serverOptions(options.logLevel ?? 'silent', options.logStream, options.prettyLogs))
+  const { basePath, logLevel, logStream, prettyLogs, ...apiOptions } = options
   await app.register(planningApi, { ...apiOptions, prefix: basePath ?? '' })
   return app
 }

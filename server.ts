@@ -14,6 +14,7 @@ export async function createServer (config: ServerConfig, extra: Partial<BuildOp
     basePath: config.basePath,
     publicUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}${config.basePath}`,
     logLevel: config.logLevel,
+    prettyLogs: process.stdout.isTTY,
     ...extra
   })
 }

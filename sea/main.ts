@@ -19,7 +19,8 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-start({ demoFixture: JSON.parse(getAsset('demo.json', 'utf8')), documentation: 'json' }).catch((err) => {
+// pino-pretty runs in a worker thread that loads it from node_modules: not in here, so JSON logs.
+start({ demoFixture: JSON.parse(getAsset('demo.json', 'utf8')), documentation: 'json', prettyLogs: false }).catch((err) => {
   console.error(err)
   process.exit(1)
 })
