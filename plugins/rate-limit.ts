@@ -64,7 +64,7 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
   const Store = class extends FixedWindowStore {
     constructor () {
       super(opts.timeWindow)
-      store = this // eslint-disable-line @typescript-eslint/no-this-alias
+      store = this
     }
   }
   const keyOf = (request: FastifyRequest): string => {
