@@ -26,7 +26,8 @@ export function openDatabase (path: string): Db {
 /** Pragmas every connection needs, also applied to handles that a host app passes in. */
 export function configure (db: Db): void {
   db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = NORMAL')
+  // FULL: a commit is on disk before it is acknowledged, power loss included (webhook outbox too).
+  db.pragma('synchronous = FULL')
   db.pragma('foreign_keys = ON')
   db.pragma('busy_timeout = 5000')
 }

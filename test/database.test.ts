@@ -15,6 +15,7 @@ t.test('the database plugin decorates, migrates, sets pragmas and closes what it
   t.equal(db.pragma('user_version', { simple: true }), migrations.length, 'every migration applied')
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
   t.equal(db.pragma('foreign_keys', { simple: true }), 1)
+  t.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL: commits reach the disk before they are acknowledged')
   await app.close()
   t.equal(db.open, false, 'closed in onClose')
 })
