@@ -19,7 +19,7 @@ export function createDependenciesRepository (db: Db) {
     SELECT a.repo_id AS blocking_repo, a.number AS blocking_number, b.repo_id AS blocked_repo, b.number AS blocked_number
     FROM dependencies d JOIN issues a ON a.id = d.blocking_id JOIN issues b ON b.id = d.blocked_id
     WHERE a.repo_id = ? OR b.repo_id = ?
-    ORDER BY d.created_at, a.repo_id, a.number, b.repo_id, b.number`)
+    ORDER BY d.seq`)
   const exists = db.prepare<[number, number], { one: number }>(
     'SELECT 1 AS one FROM dependencies WHERE blocking_id = ? AND blocked_id = ?')
   const insert = db.prepare<[number, number, string]>('INSERT INTO dependencies (blocking_id, blocked_id, created_at) VALUES (?, ?, ?)')

@@ -240,5 +240,23 @@ export const migrations: string[] = [
     data TEXT NOT NULL,
     created_at TEXT NOT NULL
   );
+  `,
+
+  // 6: dependencies keep their creation order (seq), which created_at alone cannot tell apart
+  // within one millisecond.
+  `
+  CREATE TABLE dependencies_ordered (
+    seq INTEGER PRIMARY KEY,
+    blocking_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    blocked_id INTEGER NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    UNIQUE (blocking_id, blocked_id),
+    CHECK (blocking_id <> blocked_id)
+  );
+  INSERT INTO dependencies_ordered (blocking_id, blocked_id, created_at)
+    SELECT blocking_id, blocked_id, created_at FROM dependencies ORDER BY created_at;
+  DROP TABLE dependencies;
+  ALTER TABLE dependencies_ordered RENAME TO dependencies;
+  CREATE INDEX dependencies_blocked ON dependencies (blocked_id);
   `
 ]

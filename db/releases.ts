@@ -46,7 +46,7 @@ export function createReleasesRepository (db: Db) {
   const byId = db.prepare<[string], Row>('SELECT * FROM release_reports WHERE id = ?')
   const forRepo = db.prepare<[number], Row>(`
     SELECT r.* FROM release_reports r JOIN release_report_repositories rr ON rr.release_id = r.id
-    WHERE rr.repo_id = ? ORDER BY r.created_at, r.id`)
+    WHERE rr.repo_id = ? ORDER BY r.created_at, r.rowid`)
   const reposOf = db.prepare<[string], { repo_id: number }>(
     'SELECT repo_id FROM release_report_repositories WHERE release_id = ? ORDER BY repo_id')
   const insert = db.prepare<[string, string, string, string, string, string]>(`

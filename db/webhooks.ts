@@ -37,7 +37,7 @@ export function createWebhooksRepository (db: Db) {
     'INSERT INTO webhooks (id, repo_id, url, description, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)')
   const byId = db.prepare<[string], Webhook>('SELECT id, repo_id, url, description, created_at FROM webhooks WHERE id = ?')
   const forRepo = db.prepare<[number], Webhook>(
-    'SELECT id, repo_id, url, description, created_at FROM webhooks WHERE repo_id = ? ORDER BY created_at, id')
+    'SELECT id, repo_id, url, description, created_at FROM webhooks WHERE repo_id = ? ORDER BY created_at, rowid')
   const targets = db.prepare<[number], WebhookTarget>('SELECT id, url, secret FROM webhooks WHERE repo_id = ?')
   const hasAny = db.prepare<[number], { one: number }>('SELECT 1 AS one FROM webhooks WHERE repo_id = ? LIMIT 1')
   const remove = db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?')

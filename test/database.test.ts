@@ -37,3 +37,18 @@ t.test('a failing migration leaves the database as it was', async (t) => {
   t.same(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(), ['users'])
   db.close()
 })
+
+t.test('migration 6 keeps existing dependencies, in creation order', async (t) => {
+  const db = new Database(':memory:')
+  db.pragma('foreign_keys = ON')
+  migrations.slice(0, 5).forEach((sql, i) => { db.exec(sql); db.pragma(`user_version = ${i + 1}`) })
+  db.exec(`INSERT INTO repositories (id, owner, name) VALUES (1, 'o', 'r');
+    INSERT INTO issues (id, repo_id, number, title, created_at) VALUES (1, 1, 1, 'a', 'x'), (2, 1, 2, 'b', 'x'), (3, 1, 3, 'c', 'x');
+    INSERT INTO dependencies (blocking_id, blocked_id, created_at) VALUES (2, 3, '2026-01-02T00:00:00.000Z'), (1, 2, '2026-01-01T00:00:00.000Z');`)
+  migrate(db)
+  t.same(db.prepare('SELECT blocking_id, blocked_id FROM dependencies ORDER BY seq').all(), [
+    { blocking_id: 1, blocked_id: 2 }, { blocking_id: 2, blocked_id: 3 }
+  ])
+  t.equal(db.pragma('foreign_key_check').length, 0)
+  db.close()
+})
