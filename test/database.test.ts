@@ -49,6 +49,6 @@ t.test('migration 6 keeps existing dependencies, in creation order', async (t) =
   t.same(db.prepare('SELECT blocking_id, blocked_id FROM dependencies ORDER BY seq').all(), [
     { blocking_id: 1, blocked_id: 2 }, { blocking_id: 2, blocked_id: 3 }
   ])
-  t.equal(db.pragma('foreign_key_check').length, 0)
+  t.same(db.pragma('foreign_key_check'), [])
   db.close()
 })
