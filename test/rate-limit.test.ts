@@ -23,8 +23,8 @@ t.test('every response carries the rate-limit headers and Date', async (t) => {
 })
 
 t.test('limits are per token and give 403 past the limit, then reset', async (t) => {
-  const app = await build(t, { rateLimit: { max: 3, timeWindow: 300 }, fixture: null })
-  await sleep(350)
+  const app = await build(t, { rateLimit: { max: 3, timeWindow: 2000 }, fixture: null })
+  await sleep(2100)
   const imported = await app.admin({ method: 'POST', url: '/admin/import', payload: (await import('./helper.js')).testFixture() })
   t.equal(imported.statusCode, 200)
   const url = `/p1/repositories/${REPO}/issues/1`
@@ -39,7 +39,7 @@ t.test('limits are per token and give 403 past the limit, then reset', async (t)
   t.equal(over.headers['x-ratelimit-used'], '4')
   t.equal((await app.as('alice', { url })).statusCode, 200, 'another token has its own budget')
   t.equal((await app.inject({ url: `${url}?access_token=${TOKENS.carol}` })).statusCode, 403, 'same token by query string')
-  await sleep(350)
+  await sleep(2100)
   const again = await app.as('carol', { url })
   t.equal(again.statusCode, 200)
   t.equal(again.headers['x-ratelimit-used'], '1', 'the window reset')
