@@ -111,17 +111,36 @@ export function createBoardsRepository (db: Db, events: DomainEvents) {
     }
   }
 
+  // Boards are read far more often than they change (dashboards poll them), so built boards are
+  // kept until anything is written: total_changes() counts this connection's writes and
+  // data_version moves when another connection (the admin CLI, say) commits.
+  const writes = db.prepare<[], { changes: number }>('SELECT total_changes() AS changes')
+  const cache = new Map<string, { version: string, board: Board }>()
+  const version = (): string => `${writes.get()!.changes}:${db.pragma('data_version', { simple: true }) as number}`
+
+  function buildBoard (workspaceId: string, repoId: number): Board {
+    const pipelines = workspaces.pipelines(workspaceId).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
+    const byId = new Map(pipelines.map((p) => [p.id, p]))
+    for (const row of boardRows.all(workspaceId, repoId)) {
+      const issue: BoardIssue = { issue_number: row.number, is_epic: row.is_epic === 1 }
+      if (row.estimate !== null) issue.estimate = { value: row.estimate }
+      if (row.position !== null) issue.position = row.position
+      byId.get(row.pipeline_id)?.issues.push(issue)
+    }
+    return { pipelines }
+  }
+
   return {
+    /** The board of one repository in a workspace; callers must not modify what they get. */
     board (workspaceId: string, repoId: number): Board {
-      const pipelines = workspaces.pipelines(workspaceId).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
-      const byId = new Map(pipelines.map((p) => [p.id, p]))
-      for (const row of boardRows.all(workspaceId, repoId)) {
-        const issue: BoardIssue = { issue_number: row.number, is_epic: row.is_epic === 1 }
-        if (row.estimate !== null) issue.estimate = { value: row.estimate }
-        if (row.position !== null) issue.position = row.position
-        byId.get(row.pipeline_id)?.issues.push(issue)
-      }
-      return { pipelines }
+      const key = `${workspaceId}\u0000${repoId}`
+      const now = version()
+      const hit = cache.get(key)
+      if (hit !== undefined && hit.version === now) return hit.board
+      const board = buildBoard(workspaceId, repoId)
+      if (cache.size >= 256) cache.delete(cache.keys().next().value!)
+      cache.set(key, { version: now, board })
+      return board
     },
 
     /** Moves an issue to a pipeline of the workspace at `position`; one transaction with its events. */

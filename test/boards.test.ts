@@ -168,3 +168,31 @@ t.test('board and issue reads run a fixed number of queries', async (t) => {
   t.equal(await count(`/p1/repositories/${REPO}/issues/1`), smallIssue)
   t.ok(smallBoard <= 8, `board read uses ${smallBoard} statements`)
 })
+
+t.test('an unchanged board is served again without reading the rows; any write refreshes it', async (t) => {
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (sql) => executed.push(String(sql)) })
+  const app = await build(t, { database: db })
+  t.teardown(() => db.close())
+  const reads = async () => {
+    executed.length = 0
+    const res = await app.as('alice', { url: `/p1/repositories/${REPO}/board` })
+    return { board: res.json() as BoardJson, rowReads: executed.filter((sql) => sql.includes('FROM placements p JOIN issues')).length }
+  }
+  t.equal((await reads()).rowReads, 1)
+  t.equal((await reads()).rowReads, 0, 'nothing written: no row read')
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/6/estimate`, payload: { estimate: 2 } })
+  const after = await reads()
+  t.equal(after.rowReads, 1, 'a write anywhere refreshes it')
+  t.same(after.board.pipelines[0].issues.find((i) => i.issue_number === 6)?.estimate, { value: 2 })
+})
+
+t.test('a write by another connection (the admin CLI) refreshes a cached board', async (t) => {
+  const { join } = await import('node:path')
+  const { runAdminCommand } = await import('../cli/admin.js')
+  const database = join(t.testdir({}), 'planning.db')
+  const app = await build(t, { database })
+  t.same(numbers(await board(app), P.todo), [1, 2, 3, 4, 5, 6])
+  runAdminCommand(database, ['close-issue', String(REPO), '2'])
+  t.same(numbers(await board(app), P.todo), [1, 3, 4, 5, 6], 'the closed issue is gone at once')
+})
