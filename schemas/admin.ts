@@ -1,9 +1,8 @@
-import { Type, PositiveInt, ObjectId } from './common.js'
+import { Type, Login, PositiveInt, ObjectId } from './common.js'
 import { PermissionName } from './fixture.js'
 
 export { Fixture } from './fixture.js'
 
-const Login = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })
 const IssueState = Type.Union([Type.Literal('open'), Type.Literal('closed')])
 const PipelineName = Type.String({ minLength: 1, maxLength: 200 })
 

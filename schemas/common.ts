@@ -5,6 +5,9 @@ export { Type, type Static }
 /** Positive integer ids used in paths and bodies (repo_id, issue_number, milestone_number). */
 export const PositiveInt = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 
+/** A user or repository-owner login, as the hosting platform allows them. */
+export const Login = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })
+
 export const ObjectId = Type.String({ minLength: 1, maxLength: 100 })
 
 export const Timestamp = Type.String({ format: 'date-time' })

@@ -1,6 +1,5 @@
-import { Type, type Static, PositiveInt } from './common.js'
+import { Type, type Static, Login, PositiveInt } from './common.js'
 
-const Login = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$' })
 export const PermissionName = Type.Union(['read', 'write', 'push', 'admin', 'none'].map((p) => Type.Literal(p)))
 const PipelineSpec = Type.Union([
   Type.String({ minLength: 1, maxLength: 200 }),
