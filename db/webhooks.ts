@@ -57,15 +57,20 @@ export function createWebhooksRepository (db: Db) {
     UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ? WHERE seq = ?`)
   const failed = db.prepare<[number, number | null, string | null, number]>(`
     UPDATE webhook_deliveries SET status = 'failed', attempts = ?, last_status_code = ?, last_error = ? WHERE seq = ?`)
-  const log = db.prepare<[string, number], Omit<DeliveryLogEntry, 'next_attempt_at'> & { next_attempt_at: number }>(`
+  const log = db.prepare<[string, number, number], Omit<DeliveryLogEntry, 'next_attempt_at'> & { next_attempt_at: number }>(`
     SELECT id, event_type, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at
-    FROM webhook_deliveries WHERE webhook_id = ? ORDER BY seq DESC LIMIT ?`)
+    FROM webhook_deliveries WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
+  const seqOf = db.prepare<[string, string], { seq: number }>('SELECT seq FROM webhook_deliveries WHERE id = ? AND webhook_id = ?')
 
   return {
     create (repoId: number, url: string, description: string | null, secret: string | null): Webhook {
       const id = newObjectId()
       insert.run(id, repoId, url, description, secret, nowIso())
       return byId.get(id)!
+    },
+
+    byId (id: string): Webhook | undefined {
+      return byId.get(id)
     },
 
     requireWebhook (id: string): Webhook {
@@ -112,8 +117,15 @@ export function createWebhooksRepository (db: Db) {
       failed.run(attempts, statusCode, error, seq)
     },
 
-    deliveries (webhookId: string, limit = 100): DeliveryLogEntry[] {
-      return log.all(webhookId, limit).map((row) => ({
+    /** Newest first; `before` (a delivery id of this webhook) pages back to older ones. */
+    deliveries (webhookId: string, limit = 100, before?: string): DeliveryLogEntry[] {
+      let below = Number.MAX_SAFE_INTEGER
+      if (before !== undefined) {
+        const row = seqOf.get(before, webhookId)
+        if (row === undefined) throw httpErrors.badRequest(`querystring/before: delivery ${before} is not a delivery of webhook ${webhookId}`)
+        below = row.seq
+      }
+      return log.all(webhookId, below, limit).map((row) => ({
         ...row,
         next_attempt_at: row.status === 'pending' ? new Date(row.next_attempt_at).toISOString() : null
       }))

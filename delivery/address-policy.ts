@@ -1,40 +1,67 @@
 import { lookup } from 'node:dns/promises'
-import { BlockList, isIP } from 'node:net'
+import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 
-/** Link-local and cloud metadata addresses: never a webhook target. */
-const ALWAYS_REFUSED = new BlockList()
-ALWAYS_REFUSED.addSubnet('169.254.0.0', 16, 'ipv4')
-ALWAYS_REFUSED.addAddress('100.100.100.200', 'ipv4')
-ALWAYS_REFUSED.addSubnet('0.0.0.0', 8, 'ipv4')
-ALWAYS_REFUSED.addSubnet('fe80::', 10, 'ipv6')
-ALWAYS_REFUSED.addAddress('fd00:ec2::254', 'ipv6')
-ALWAYS_REFUSED.addAddress('::', 'ipv6')
+type Address = ipaddr.IPv4 | ipaddr.IPv6
 
-/** Loopback and private ranges: refused unless WEBHOOK_ALLOW_PRIVATE is on. */
-const PRIVATE = new BlockList()
-PRIVATE.addSubnet('127.0.0.0', 8, 'ipv4')
-PRIVATE.addSubnet('10.0.0.0', 8, 'ipv4')
-PRIVATE.addSubnet('172.16.0.0', 12, 'ipv4')
-PRIVATE.addSubnet('192.168.0.0', 16, 'ipv4')
-PRIVATE.addSubnet('100.64.0.0', 10, 'ipv4')
-PRIVATE.addAddress('::1', 'ipv6')
-PRIVATE.addSubnet('fc00::', 7, 'ipv6')
+/** Cloud metadata services outside the link-local range: never a webhook target. */
+const METADATA = ['100.100.100.200', 'fd00:ec2::254']
+
+/** Ranges (as ipaddr.js names them) refused unless WEBHOOK_ALLOW_PRIVATE is on. */
+const PRIVATE = new Set(['loopback', 'private', 'carrierGradeNat', 'uniqueLocal'])
 
 export class RefusedAddressError extends Error {}
 
-function family (address: string): 'ipv4' | 'ipv6' {
-  return isIP(address) === 6 ? 'ipv6' : 'ipv4'
+function v4 (parts: number[]): ipaddr.IPv4 {
+  return ipaddr.IPv4.parse(parts.join('.'))
 }
 
-/** Why an address may not be a webhook target, or null when it may. IPv4-mapped IPv6 is unwrapped. */
-export function refusal (address: string, allowPrivate: boolean): string | null {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  const plain = mapped?.[1] ?? address
-  if (ALWAYS_REFUSED.check(plain, family(plain))) return `address ${address} is link-local, unspecified or a metadata service`
-  if (!allowPrivate && PRIVATE.check(plain, family(plain))) {
-    return `address ${address} is loopback or private (set WEBHOOK_ALLOW_PRIVATE=true to allow it)`
+/**
+ * The IPv4 addresses an IPv6 address carries and reaches through a translator or tunnel:
+ * IPv4-mapped and -translated, IPv4-compatible (`::a.b.c.d`), NAT64 (64:ff9b::/96), 6to4 and
+ * Teredo (server and client). A refused IPv4 part refuses the IPv6 address.
+ */
+function embeddedIPv4 (ip: ipaddr.IPv6): ipaddr.IPv4[] {
+  const b = ip.toByteArray()
+  const range = ip.range()
+  const last = b.slice(12, 16)
+  const zeros = (n: number): boolean => b.slice(0, n).every((x) => x === 0)
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') return [v4(last)]
+  if (range === '6to4') return [v4(b.slice(2, 6))]
+  if (range === 'teredo') return [v4(b.slice(4, 8)), v4(last.map((x) => x ^ 0xff))]
+  if (zeros(12) && range !== 'unspecified' && range !== 'loopback') return [v4(last)]
+  return []
+}
+
+function judge (ip: Address, shown: string, allowPrivate: boolean): string | null {
+  const range = ip.range()
+  if (METADATA.some((m) => ipaddr.parse(m).toNormalizedString() === ip.toNormalizedString())) {
+    return `address ${shown} is a metadata service`
   }
-  return null
+  if (range === 'unicast') return null
+  if (PRIVATE.has(range)) {
+    return allowPrivate ? null : `address ${shown} is loopback or private (set WEBHOOK_ALLOW_PRIVATE=true to allow it)`
+  }
+  return `address ${shown} is link-local, unspecified, multicast, broadcast or reserved (${range})`
+}
+
+/**
+ * Why an address may not be a webhook target, or null when it may. Only ordinary unicast
+ * addresses pass (and loopback and private ones with `allowPrivate`); an IPv6 address that
+ * embeds an IPv4 address is judged by that address too.
+ */
+export function refusal (address: string, allowPrivate: boolean): string | null {
+  if (!ipaddr.isValid(address)) return `address ${address} is not an IP address`
+  const ip = ipaddr.parse(address)
+  if (ip.kind() === 'ipv6') {
+    const inner = embeddedIPv4(ip as ipaddr.IPv6)
+    for (const part of inner) {
+      const why = judge(part, `${address} (IPv4 ${part.toString()})`, allowPrivate)
+      if (why !== null) return why
+    }
+    if (inner.length > 0) return null
+  }
+  return judge(ip, address, allowPrivate)
 }
 
 /**

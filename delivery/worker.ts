@@ -19,6 +19,8 @@ export interface DeliveryOptions {
   retryMaxMs: number
   /** deliveries in flight at once (one per webhook at most, to keep each webhook's order) */
   concurrency: number
+  /** of those, at most this many retries (receivers that already failed or timed out once) */
+  retryConcurrency: number
 }
 
 export const DELIVERY_HEADER = 'x-planning-delivery'
@@ -34,13 +36,16 @@ type Outcome = { ok: true, status: number } | { ok: false, status: number | null
 
 /**
  * Sends the outbox: the oldest pending delivery of each webhook, several webhooks at once, so a
- * slow or dead receiver holds up only its own webhook. Failures are retried with exponential
- * backoff and jitter; state lives in the database, so a restart resumes where it stopped.
+ * slow or dead receiver holds up only its own webhook: each webhook has at most one send in
+ * flight, and retries (receivers that already failed once) share a part of the slots, so fresh
+ * deliveries to healthy receivers always find one. Failures are retried with exponential backoff
+ * and jitter; state lives in the database, so a restart resumes where it stopped.
  */
 export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined
   private stopped = true
-  private readonly inFlight = new Map<string, { controller: AbortController, done: Promise<void> }>()
+  private readonly inFlight = new Map<string, { controller: AbortController, done: Promise<void>, retry: boolean }>()
+  private retriesInFlight = 0
 
   constructor (
     private readonly outbox: WebhooksRepository,
@@ -80,7 +85,7 @@ export class DeliveryWorker {
       for (const head of this.outbox.heads()) {
         if (this.inFlight.has(head.webhook_id)) continue
         if (head.next_attempt_at > now) next = Math.min(next, head.next_attempt_at)
-        else if (this.inFlight.size < this.options.concurrency) this.launch(head)
+        else if (this.inFlight.size < this.options.concurrency && (head.attempts === 0 || this.retriesInFlight < this.options.retryConcurrency)) this.launch(head)
       }
       // Due heads left over by the concurrency limit are picked up when a send finishes.
       if (Number.isFinite(next)) this.schedule(next - now)
@@ -92,13 +97,16 @@ export class DeliveryWorker {
 
   private launch (delivery: PendingDelivery): void {
     const controller = new AbortController()
+    const retry = delivery.attempts > 0
+    if (retry) this.retriesInFlight++
     const done = this.attempt(delivery, controller.signal)
       .catch((err) => this.log.error({ err, delivery: delivery.id }, 'webhook delivery bookkeeping failed'))
       .finally(() => {
+        if (retry) this.retriesInFlight--
         this.inFlight.delete(delivery.webhook_id)
         this.poke()
       })
-    this.inFlight.set(delivery.webhook_id, { controller, done })
+    this.inFlight.set(delivery.webhook_id, { controller, done, retry })
   }
 
   private async attempt (delivery: PendingDelivery, stop: AbortSignal): Promise<void> {
@@ -120,12 +128,33 @@ export class DeliveryWorker {
   }
 
   private async post (delivery: PendingDelivery, stop: AbortSignal): Promise<Outcome> {
+    // A plain timer that aborts this attempt's own controller: it is held by the event loop, so
+    // it always fires (a composed AbortSignal.timeout can be collected before it does).
+    const controller = new AbortController()
+    const onStop = (): void => controller.abort()
+    stop.addEventListener('abort', onStop, { once: true })
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      controller.abort()
+    }, this.options.timeoutMs)
+    try {
+      return await this.send(delivery, controller.signal, () => timedOut)
+    } finally {
+      clearTimeout(timer)
+      stop.removeEventListener('abort', onStop)
+    }
+  }
+
+  private async send (delivery: PendingDelivery, signal: AbortSignal, timedOut: () => boolean): Promise<Outcome> {
+    const timeout = (): Outcome => ({ ok: false, status: null, error: `timed out after ${this.options.timeoutMs} ms`, permanent: false })
     let url: URL
     let target: { address: string, family: 4 | 6 }
     try {
       url = new URL(delivery.url)
-      target = await resolveTarget(url.hostname, this.options.allowPrivate)
+      target = await abortable(resolveTarget(url.hostname, this.options.allowPrivate), signal)
     } catch (err) {
+      if (signal.aborted) return timedOut() ? timeout() : { ok: false, status: null, error: 'stopped', permanent: false }
       const permanent = err instanceof RefusedAddressError || err instanceof TypeError
       return { ok: false, status: null, error: (err as Error).message, permanent }
     }
@@ -141,7 +170,6 @@ export class DeliveryWorker {
       if (options.all === true) (callback as (e: null, a: Array<{ address: string, family: number }>) => void)(null, [target])
       else callback(null, target.address, target.family)
     }
-    const signal = AbortSignal.any([stop, AbortSignal.timeout(this.options.timeoutMs)])
     const client = url.protocol === 'https:' ? https : http
     return await new Promise<Outcome>((resolve) => {
       const request = client.request(url, { method: 'POST', headers, lookup, signal }, (response) => {
@@ -152,13 +180,20 @@ export class DeliveryWorker {
             ? { ok: true, status }
             : { ok: false, status, error: `receiver answered ${status}`, permanent: false })
         })
-        response.on('error', (err) => resolve({ ok: false, status: null, error: err.message, permanent: false }))
+        response.on('error', (err) => resolve(timedOut() ? timeout() : { ok: false, status: null, error: err.message, permanent: false }))
       })
-      request.on('error', (err) => {
-        const timedOut = signal.aborted && !stop.aborted
-        resolve({ ok: false, status: null, error: timedOut ? `timed out after ${this.options.timeoutMs} ms` : err.message, permanent: false })
-      })
+      request.on('error', (err) => resolve(timedOut() ? timeout() : { ok: false, status: null, error: err.message, permanent: false }))
       request.end(delivery.body)
     })
   }
+}
+
+/** The promise, or a rejection as soon as the signal aborts (a DNS lookup cannot be cancelled). */
+async function abortable<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) throw new Error('aborted')
+  return await new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('aborted'))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }

@@ -6,7 +6,7 @@ import fp from 'fastify-plugin'
 import type { WebSocket } from 'ws'
 import { ChatHub, CLOSE_UNAUTHORIZED } from '../chat/hub.js'
 import { SendLimiter } from '../chat/send-limiter.js'
-import { matchTerm } from '../chat/terms.js'
+import { matchTerm, termProblem } from '../chat/terms.js'
 import { createChatRepository, PERMISSION_RANK, ROLE_RANK, type ChatEvent, type ChatMember, type ChatRole } from '../db/chat.js'
 import { createUsersRepository } from '../db/users.js'
 import { Type, ErrorBody, errorResponses } from '../schemas/common.js'
@@ -217,7 +217,10 @@ const chat: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify, opts)
     schema: { tags, summary: 'Block a term: case-insensitive whole words, * for any characters (moderator)', body: TermBody, response: { 201: BlockedTerm, ...errors } }
   }, async (request, reply) => {
     const actor = requireRole(request, 'moderator')
-    return reply.status(201).send(repo.addTerm(request.body.term.trim(), actor.id))
+    const term = request.body.term.trim()
+    const problem = termProblem(term)
+    if (problem !== undefined) throw httpErrors.badRequest(problem)
+    return reply.status(201).send(repo.addTerm(term, actor.id))
   })
 
   fastify.delete('/filters/terms/:id', {

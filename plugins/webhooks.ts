@@ -1,13 +1,14 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isIP } from 'node:net'
-import { createWebhooksRepository } from '../db/webhooks.js'
+import { createWebhooksRepository, type Webhook } from '../db/webhooks.js'
 import { refusal } from '../delivery/address-policy.js'
 import { formEncode, webhookPayload } from '../delivery/payload.js'
 import { DeliveryWorker, type DeliveryOptions } from '../delivery/worker.js'
 import { Type, EmptyBody, errorResponses, RepoParams } from '../schemas/common.js'
-import { CreateWebhookBody, Delivery, Webhook, WebhookParams } from '../schemas/webhooks.js'
+import { CreateWebhookBody, DeliveriesQuery, Delivery, Webhook as WebhookSchema, WebhookParams } from '../schemas/webhooks.js'
 
 export interface WebhooksPluginOptions extends Partial<DeliveryOptions> {
   /** run the delivery worker (default true) */
@@ -15,7 +16,7 @@ export interface WebhooksPluginOptions extends Partial<DeliveryOptions> {
 }
 
 export const DELIVERY_DEFAULTS: DeliveryOptions = {
-  timeoutMs: 5000, maxAttempts: 8, allowPrivate: false, retryBaseMs: 1000, retryMaxMs: 3_600_000, concurrency: 16
+  timeoutMs: 5000, maxAttempts: 8, allowPrivate: false, retryBaseMs: 1000, retryMaxMs: 3_600_000, concurrency: 256, retryConcurrency: 64
 }
 
 /**
@@ -56,8 +57,15 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
     return url.toString()
   }
 
+  /** The webhook, if the caller can read its repository; otherwise the same 404 as an unknown id. */
+  const readableWebhook = (request: FastifyRequest, id: string): Webhook => {
+    const hook = outbox.byId(id)
+    if (hook === undefined || !fastify.planningAuth.canRead(request, hook.repo_id)) throw httpErrors.notFound(`webhook ${id} not found`)
+    return hook
+  }
+
   fastify.post('/p1/repositories/:repo_id/webhooks', {
-    schema: { tags, summary: 'Add a webhook (repository admin)', params: RepoParams, body: CreateWebhookBody, response: { 201: Webhook, ...errorResponses } }
+    schema: { tags, summary: 'Add a webhook (repository admin)', params: RepoParams, body: CreateWebhookBody, response: { 201: WebhookSchema, ...errorResponses } }
   }, async (request, reply) => {
     requireAccess(request, request.params.repo_id, 'admin')
     const url = checkUrl(request.body.url)
@@ -65,7 +73,7 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   })
 
   fastify.get('/p1/repositories/:repo_id/webhooks', {
-    schema: { tags, summary: 'Webhooks of a repository (repository admin)', params: RepoParams, response: { 200: Type.Array(Webhook), ...errorResponses } }
+    schema: { tags, summary: 'Webhooks of a repository (repository admin)', params: RepoParams, response: { 200: Type.Array(WebhookSchema), ...errorResponses } }
   }, async (request) => {
     requireAccess(request, request.params.repo_id, 'admin')
     return outbox.list(request.params.repo_id)
@@ -74,18 +82,29 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   fastify.delete('/p1/webhooks/:webhook_id', {
     schema: { tags, summary: 'Delete a webhook and its pending deliveries', params: WebhookParams, response: { 204: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
-    const hook = outbox.requireWebhook(request.params.webhook_id)
+    const hook = readableWebhook(request, request.params.webhook_id)
     requireAccess(request, hook.repo_id, 'admin')
     outbox.remove(hook.id)
     return reply.status(204).send(undefined)
   })
 
   fastify.get('/p1/webhooks/:webhook_id/deliveries', {
-    schema: { tags, summary: 'The 100 most recent deliveries, newest first', params: WebhookParams, response: { 200: Type.Array(Delivery), ...errorResponses } }
-  }, async (request) => {
-    const hook = outbox.requireWebhook(request.params.webhook_id)
+    schema: {
+      tags,
+      summary: 'Deliveries, newest first, a page at a time (`before` and `Link: rel="next"` page back)',
+      params: WebhookParams,
+      querystring: DeliveriesQuery,
+      response: { 200: Type.Array(Delivery), ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const hook = readableWebhook(request, request.params.webhook_id)
     requireAccess(request, hook.repo_id, 'admin')
-    return outbox.deliveries(hook.id)
+    const page = outbox.deliveries(hook.id, request.query.limit, request.query.before)
+    if (page.length === request.query.limit) {
+      const next = `${request.url.split('?')[0]}?limit=${request.query.limit}&before=${encodeURIComponent(page.at(-1)!.id)}`
+      reply.header('link', `<${next}>; rel="next"`)
+    }
+    return page
   })
 }
 

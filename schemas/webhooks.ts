@@ -27,3 +27,8 @@ export const Delivery = Type.Object({
   created_at: Type.String(),
   delivered_at: Type.Union([Type.String(), Type.Null()])
 })
+
+export const DeliveriesQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'deliveries per page' }),
+  before: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a delivery id: the page of deliveries older than it' }))
+})

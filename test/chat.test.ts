@@ -84,6 +84,18 @@ t.test('blocked terms: plain and wildcard, moderators manage them', async (t) =>
   t.equal((await send(app, 'carol', 'darn')).statusCode, 201)
 })
 
+t.test('a worst-case wildcard term cannot freeze the server', async (t) => {
+  const app = await build(t)
+  const tooMany = await app.as('bob', { method: 'POST', url: '/api/v1/filters/terms', payload: { term: '*a'.repeat(12) + '*b' } })
+  t.equal(tooMany.statusCode, 400)
+  t.match(tooMany.json().message, /body\/term must not hold more than 8 \* wildcards/)
+  t.equal((await app.as('bob', { method: 'POST', url: '/api/v1/filters/terms', payload: { term: '*a*a*a*a*a*a*b' } })).statusCode, 201)
+  const started = performance.now()
+  const res = await send(app, 'carol', 'a'.repeat(500))
+  t.equal(res.statusCode, 201, 'the message does not match and is sent')
+  t.ok(performance.now() - started < 1000, 'answered at once')
+})
+
 t.test('commands: create, list, update, delete, duplicates, permissions', async (t) => {
   const app = await build(t)
   const created = await createCommand(app, { command: ' !discord ', response: 'Join us at example.org' })

@@ -249,3 +249,59 @@ t.test('a refused change writes no delivery', async (t) => {
   t.same((await app.as('alice', { url: `/p1/webhooks/${id}/deliveries` })).json(), [])
   t.equal(hook.received.length, 0)
 })
+
+t.test('50 hanging receivers do not delay a healthy webhook', async (t) => {
+  const app = await build(t, { webhooks: { ...fast, timeoutMs: 400, maxAttempts: 50 } })
+  // Accepts connections and never answers.
+  const hanging = createServer(() => {})
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { hanging.closeAllConnections(); hanging.close() })
+  const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/stuck`
+  for (let i = 0; i < 50; i++) await addHook(app, `${hangingUrl}/${i}`)
+  const healthy = await receiver(t)
+  await addHook(app, healthy.url, {}, OTHER_REPO)
+  for (let v = 1; v <= 3; v++) await estimate(app, 1, v)
+  // Past the first timeouts: the hanging webhooks are now retrying.
+  await new Promise((resolve) => setTimeout(resolve, 700))
+  for (const round of [1, 2]) {
+    const sent = Date.now()
+    const res = await app.as('alice', { method: 'PUT', url: `/p1/repositories/${OTHER_REPO}/issues/1/estimate`, payload: { estimate: round } })
+    t.equal(res.statusCode, 200)
+    const [got] = (await healthy.waitFor(round, 1000)).slice(round - 1)
+    t.ok(got.at - sent < 1000, `round ${round}: the healthy delivery arrived in ${got.at - sent} ms`)
+  }
+  const { id } = (await app.as('alice', { url: `/p1/repositories/${REPO}/webhooks` })).json()[0]
+  const [first] = (await app.as('alice', { url: `/p1/webhooks/${id}/deliveries?limit=3` })).json().slice(-1)
+  t.match(first, { status: 'pending', last_error: /timed out after 400 ms/ }, 'the stuck delivery shows its timeouts')
+})
+
+t.test('the deliveries log pages back past the newest 100', async (t) => {
+  const app = await build(t, { webhooks: { ...fast, worker: false } })
+  const { id } = await addHook(app, 'http://127.0.0.1:9/never')
+  for (let v = 1; v <= 120; v++) await estimate(app, 2, v)
+  const first = await app.as('alice', { url: `/p1/webhooks/${id}/deliveries` })
+  t.equal(first.json().length, 100)
+  const link = /<([^>]+)>; rel="next"/.exec(String(first.headers.link))
+  t.ok(link, 'a Link header points to the next page')
+  const second = await app.as('alice', { url: link![1] })
+  t.equal(second.json().length, 20)
+  t.equal(second.headers.link, undefined, 'the last page has no next link')
+  const ids = [...first.json(), ...second.json()].map((d: { id: string }) => d.id)
+  t.equal(new Set(ids).size, 120, 'every delivery once')
+  const small = await app.as('alice', { url: `/p1/webhooks/${id}/deliveries?limit=2&before=${ids[117]}` })
+  t.same(small.json().map((d: { id: string }) => d.id), ids.slice(118, 120))
+  const bad = await app.as('alice', { url: `/p1/webhooks/${id}/deliveries?before=nope` })
+  t.equal(bad.statusCode, 400)
+  t.match(bad.json().message, /querystring\/before/)
+})
+
+t.test('another repository\'s webhook is as unknown as a missing one', async (t) => {
+  const app = await build(t, { webhooks: { ...fast, worker: false } })
+  const { id } = await addHook(app, 'http://127.0.0.1:9/x', {}, OTHER_REPO)
+  const unknown = await app.as('carol', { method: 'DELETE', url: '/p1/webhooks/ffffffffffffffffffffffff' })
+  const hidden = await app.as('carol', { method: 'DELETE', url: `/p1/webhooks/${id}` })
+  t.equal(hidden.statusCode, 404)
+  t.equal(hidden.json().message, `webhook ${id} not found`)
+  t.equal(unknown.json().message, 'webhook ffffffffffffffffffffffff not found')
+  t.equal((await app.as('carol', { url: `/p1/webhooks/${id}/deliveries` })).statusCode, 404)
+})
