@@ -1,5 +1,7 @@
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { STATUS_CODES, type ServerOptions } from 'node:http'
+import type { SocketLimits } from './config.js'
 import type { Db } from './db/connection.js'
 import adminPlugin from './plugins/admin.js'
 import authPlugin from './plugins/auth.js'
@@ -10,7 +12,7 @@ import dependenciesPlugin from './plugins/dependencies.js'
 import documentationPlugin from './plugins/documentation.js'
 import domainEventsPlugin from './plugins/domain-events.js'
 import epicsPlugin from './plugins/epics.js'
-import errorsPlugin from './plugins/errors.js'
+import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/errors.js'
 import issuesPlugin from './plugins/issues.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/rate-limit.js'
@@ -89,18 +91,47 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   }
 }
 
-const REDACTED_QUERY = /([?&]access_token=)[^&#]*/gi
-
-/** The request URL as logged: the access_token query parameter never reaches the log. */
-export function redactUrl (url: string): string {
-  return url.replace(REDACTED_QUERY, '$1[REDACTED]')
+/** Whether a raw query parameter name decodes to `access_token` (`access%5Ftoken` included). */
+function isTokenName (raw: string): boolean {
+  let name = raw.replaceAll('+', ' ')
+  try {
+    name = decodeURIComponent(name)
+  } catch {}
+  return name.toLowerCase().startsWith('access_token')
 }
 
+/** The request URL as logged: the value of any parameter named access_token never reaches the log. */
+export function redactUrl (url: string): string {
+  const at = url.indexOf('?')
+  if (at === -1) return url
+  const query = url.slice(at + 1).split('&').map((pair) => {
+    const eq = pair.indexOf('=')
+    const name = eq === -1 ? pair : pair.slice(0, eq)
+    return isTokenName(name) ? `${name}=[REDACTED]` : pair
+  })
+  return `${url.slice(0, at)}?${query.join('&')}`
+}
+
+export interface ServerOptionsInput {
+  logLevel?: string
+  /** where log lines go (default stdout) */
+  logStream?: NodeJS.WritableStream
+  /** human-readable log lines (pino-pretty) instead of JSON */
+  pretty?: boolean
+  /** socket limits (README, "Security"); the defaults are the configuration's */
+  limits?: Partial<SocketLimits>
+}
+
+export const DEFAULT_LIMITS: SocketLimits = { maxConnections: 1000, requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000 }
+
 /**
- * Fastify server options shared by the server entry and the tests. `pretty` formats log lines
- * for a person (the server turns it on when stdout is a terminal); otherwise they are JSON.
+ * Fastify server options shared by the server entry and the tests. Requests must arrive within
+ * the timeouts, checked every second; a URL Fastify cannot route (bad percent-encoding) gets the
+ * one error shape without being echoed.
  */
-export function serverOptions (logLevel = 'info', logStream?: NodeJS.WritableStream, pretty = false): FastifyServerOptions {
+export function serverOptions (input: ServerOptionsInput = {}): FastifyServerOptions & { http: ServerOptions } {
+  const { logLevel = 'info', logStream, pretty = false } = input
+  const limits = { ...DEFAULT_LIMITS, ...input.limits }
   return {
     logger: logLevel === 'silent'
       ? false
@@ -115,6 +146,18 @@ export function serverOptions (logLevel = 'info', logStream?: NodeJS.WritableStr
         },
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    frameworkErrors: (err, request, reply: FastifyReply) => {
+      const status = err.code === 'FST_ERR_ASYNC_CONSTRAINT' ? 500 : 400
+      request.log.info({ code: err.code }, 'request refused before routing')
+      void reply.status(status).send({
+        statusCode: status,
+        error: STATUS_CODES[status],
+        message: status === 400 ? 'the request URL is not valid (bad percent-encoding or an over-long parameter)' : `internal error (request ${request.id}); see the server log`
+      })
+    },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: true, useDefaults: true, allErrors: false } }
   }
 }
@@ -127,12 +170,21 @@ export interface BuildOptions extends PlanningApiOptions {
   logStream?: NodeJS.WritableStream
   /** human-readable log lines (pino-pretty) instead of JSON */
   prettyLogs?: boolean
+  /** socket limits of the server (README, "Security") */
+  limits?: Partial<SocketLimits>
 }
 
 /** Builds a standalone server instance (not listening): what `server.ts` and the tests use. */
 export async function buildApp (options: BuildOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(options.logLevel ?? 'silent', options.logStream, options.prettyLogs))
-  const { basePath, logLevel, logStream, prettyLogs, ...apiOptions } = options
+  const { basePath, logLevel, logStream, prettyLogs, limits, ...apiOptions } = options
+  const app = Fastify(serverOptions({ logLevel: logLevel ?? 'silent', logStream, pretty: prettyLogs, limits }))
+  app.server.maxConnections = limits?.maxConnections ?? DEFAULT_LIMITS.maxConnections
+  if (basePath !== undefined && basePath !== '') {
+    // Outside BASE_PATH: the same answers as inside, never echoing the query string.
+    app.setNotFoundHandler(notFound)
+    app.setErrorHandler(errorReply)
+    app.addHook('onSend', closeAfterUnreadBody)
+  }
   await app.register(planningApi, { ...apiOptions, prefix: basePath ?? '' })
   return app
 }

@@ -15,7 +15,11 @@ export const EnvSchema = Type.Object({
   LOG_LEVEL: Type.String({ enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600000, default: 5000 }),
   WEBHOOK_MAX_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 8 }),
-  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30000 }),
+  HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 10000 }),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 5000 })
 })
 
 export type Env = Static<typeof EnvSchema>
@@ -34,6 +38,19 @@ export interface ServerConfig {
   webhookTimeoutMs: number
   webhookMaxAttempts: number
   webhookAllowPrivate: boolean
+  limits: SocketLimits
+}
+
+/** Socket limits of the HTTP server (README, "Security"). */
+export interface SocketLimits {
+  /** open connections at most; more are closed at once */
+  maxConnections: number
+  /** a whole request (headers and body) must arrive within this */
+  requestTimeoutMs: number
+  /** the request headers must arrive within this */
+  headersTimeoutMs: number
+  /** an idle keep-alive connection is closed after this */
+  keepAliveTimeoutMs: number
 }
 
 export class ConfigError extends Error {}
@@ -50,6 +67,9 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     const message = (err as Error).message.replace(/env\/?/g, '').replace(/^\s*/, '')
     throw new ConfigError(`invalid configuration: ${message}`)
   }
+  if (parsed.HEADERS_TIMEOUT_MS > parsed.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('invalid configuration: HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS')
+  }
   return {
     host: parsed.HOST,
     port: parsed.PORT,
@@ -63,7 +83,13 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     logLevel: parsed.LOG_LEVEL,
     webhookTimeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
     webhookMaxAttempts: parsed.WEBHOOK_MAX_ATTEMPTS,
-    webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE
+    webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE,
+    limits: {
+      maxConnections: parsed.MAX_CONNECTIONS,
+      requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: parsed.HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: parsed.KEEP_ALIVE_TIMEOUT_MS
+    }
   }
 }
 

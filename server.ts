@@ -12,6 +12,7 @@ export async function createServer (config: ServerConfig, extra: Partial<BuildOp
     rateLimit: { max: config.rateLimitMax, timeWindow: config.rateLimitWindowMs },
     webhooks: { timeoutMs: config.webhookTimeoutMs, maxAttempts: config.webhookMaxAttempts, allowPrivate: config.webhookAllowPrivate },
     basePath: config.basePath,
+    limits: config.limits,
     publicUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}${config.basePath}`,
     logLevel: config.logLevel,
     prettyLogs: process.stdout.isTTY,

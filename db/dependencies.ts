@@ -32,6 +32,14 @@ export function createDependenciesRepository (db: Db) {
     WITH RECURSIVE reach(id) AS (
       SELECT ? UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id)
     SELECT 1 AS one FROM reach WHERE id = ? LIMIT 1`)
+  // The same, through issues of the listed repositories only (a JSON array).
+  const blocksThrough = db.prepare<[number, string, number], { one: number }>(`
+    WITH RECURSIVE reach(id) AS (
+      SELECT ? UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id
+      JOIN issues i ON i.id = d.blocked_id WHERE i.repo_id IN (SELECT value FROM json_each(?)))
+    SELECT 1 AS one FROM reach WHERE id = ? LIMIT 1`)
+  const reposOfDependencies = db.prepare<[], { repo_id: number }>(
+    'SELECT DISTINCT i.repo_id FROM dependencies d JOIN issues i ON i.id = d.blocked_id')
 
   const requireIssue = (ref: IssueRef, side: string): number => {
     const row = issueId.get(ref.repo_id, ref.issue_number)
@@ -48,7 +56,7 @@ export function createDependenciesRepository (db: Db) {
     },
 
     /** Creates the dependency; an existing pair is returned as it is (never duplicated). */
-    create: transactional(db, (dependency: Dependency): Dependency => {
+    create: transactional(db, (dependency: Dependency, canRead: (repoId: number) => boolean): Dependency => {
       const blocking = requireIssue(dependency.blocking, 'blocking')
       const blocked = requireIssue(dependency.blocked, 'blocked')
       if (blocking === blocked) throw httpErrors.badRequest('an issue cannot block itself')
@@ -57,7 +65,12 @@ export function createDependenciesRepository (db: Db) {
         throw httpErrors.badRequest(`repositories ${dependency.blocking.repo_id} and ${dependency.blocked.repo_id} are not in the same workspace`)
       }
       if (blocksTransitively.get(blocked, blocking) !== undefined) {
-        throw httpErrors.badRequest('this dependency would create a cycle: the blocked issue already blocks the blocking issue, directly or through other issues')
+        // Say why only when the caller can see the path; otherwise only that it is refused.
+        const readable = JSON.stringify(reposOfDependencies.all().map((r) => r.repo_id).filter(canRead))
+        if (blocksThrough.get(blocked, readable, blocking) !== undefined) {
+          throw httpErrors.badRequest('this dependency would create a cycle: the blocked issue already blocks the blocking issue, directly or through other issues')
+        }
+        throw httpErrors.badRequest('this dependency is refused')
       }
       insert.run(blocking, blocked, nowIso())
       return dependency

@@ -49,6 +49,14 @@ export function createEpicsRepository (db: Db) {
     WITH RECURSIVE inside(id) AS (
       SELECT ? UNION SELECT e.issue_id FROM epic_issues e JOIN inside ON e.epic_id = inside.id)
     SELECT 1 AS one FROM inside WHERE id = ? LIMIT 1`)
+  // The same, through issues of the listed repositories only (a JSON array).
+  const containedThrough = db.prepare<[number, string, number], { one: number }>(`
+    WITH RECURSIVE inside(id) AS (
+      SELECT ? UNION SELECT e.issue_id FROM epic_issues e JOIN inside ON e.epic_id = inside.id
+      JOIN issues i ON i.id = e.issue_id WHERE i.repo_id IN (SELECT value FROM json_each(?)))
+    SELECT 1 AS one FROM inside WHERE id = ? LIMIT 1`)
+  const reposOfChildren = db.prepare<[], { repo_id: number }>(
+    'SELECT DISTINCT i.repo_id FROM epic_issues e JOIN issues i ON i.id = e.issue_id')
 
   function requireEpic (repoId: number, number: number) {
     const row = issue.get(repoId, number)
@@ -57,11 +65,14 @@ export function createEpicsRepository (db: Db) {
     return row
   }
 
-  function addChildren (epicId: number, children: Array<{ id: number, repo_id: number, number: number }>): IssueRef[] {
+  function addChildren (epicId: number, children: Array<{ id: number, repo_id: number, number: number }>, canRead: (repoId: number) => boolean): IssueRef[] {
     const added: IssueRef[] = []
     for (const child of children) {
       if (child.id === epicId) throw httpErrors.badRequest('an epic cannot contain itself')
       if (containedIn.get(child.id, epicId) !== undefined) {
+        // Say why only when the caller can see the path; otherwise only that it is refused.
+        const readable = JSON.stringify(reposOfChildren.all().map((r) => r.repo_id).filter(canRead))
+        if (containedThrough.get(child.id, readable, epicId) === undefined) throw httpErrors.badRequest(`adding issue ${refKey(toRef(child))} is refused`)
         throw httpErrors.badRequest(`issue ${refKey(toRef(child))} already contains this epic (directly or through other epics); adding it would make a loop`)
       }
       if (addChild.run(epicId, child.id).changes > 0) added.push(toRef(child))
@@ -110,7 +121,7 @@ export function createEpicsRepository (db: Db) {
       if (row === undefined) throw httpErrors.notFound(`issue ${number} not found in repository ${repoId}`)
       if (row.is_epic === 1) throw httpErrors.badRequest(`issue ${number} in repository ${repoId} is already an epic`)
       setEpic.run(1, row.id)
-      addChildren(row.id, refs.resolve(children, canRead))
+      addChildren(row.id, refs.resolve(children, canRead), canRead)
     }),
 
     /** Back to a regular issue: its children are released (they keep everything else). */
@@ -127,7 +138,7 @@ export function createEpicsRepository (db: Db) {
       const toAdd = refs.resolve(add, canRead, 'add_issues')
       refuseOverlap(toAdd, toRemove)
       const removed = toRemove.filter((child) => isChild.get(epic.id, child.id) !== undefined && removeChild.run(epic.id, child.id).changes > 0).map(toRef)
-      return { removed_issues: removed, added_issues: addChildren(epic.id, toAdd) }
+      return { removed_issues: removed, added_issues: addChildren(epic.id, toAdd, canRead) }
     })
   }
 }

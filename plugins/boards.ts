@@ -40,7 +40,8 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Workspaces holding the repository, oldest first', params: RepoParams, response: { 200: Type.Array(Workspace), ...errorResponses } }
   }, async (request) => {
     requireAccess(request, request.params.repo_id, 'read')
-    return workspaces.forRepository(request.params.repo_id)
+    const readable = (repoId: number): boolean => fastify.planningAuth.canRead(request, repoId)
+    return workspaces.forRepository(request.params.repo_id).map((w) => ({ ...w, repositories: w.repositories.filter(readable) }))
   })
 
   fastify.get('/p2/workspaces/:workspace_id/repositories/:repo_id/board', {

@@ -20,11 +20,14 @@ export interface ChatPluginOptions {
   keepaliveMs?: number
   /** sends per user per window (default 20 per 30 s) */
   sendLimit?: { max: number, windowMs: number }
+  /** events one `resume` frame replays at most (default 500); the client asks again for the rest */
+  resumePage?: number
+  /** `resume` frames per socket per window (default 5 per 10 s) */
+  resumeLimit?: { max: number, windowMs: number }
 }
 
 const MAX_MESSAGE = 500
 const KEPT_EVENTS = 10_000
-const REPLAY_LIMIT = 10_000
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -43,6 +46,8 @@ const chat: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify, opts)
   const hub = new ChatHub()
   const limiter = new SendLimiter(opts.sendLimit?.max ?? 20, opts.sendLimit?.windowMs ?? 30_000)
   const keepaliveMs = opts.keepaliveMs ?? 15_000
+  const resumePage = opts.resumePage ?? 500
+  const resumeLimit = opts.resumeLimit ?? { max: 5, windowMs: 10_000 }
   const errors = { ...errorResponses, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody }
   const tags = ['chat']
 
@@ -241,6 +246,7 @@ const chat: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify, opts)
     const member = repo.member(user.id)!
     socket.send(JSON.stringify({ type: 'welcome', seq, keepalive_seconds: keepaliveMs / 1000, user: { id: member.id, login: member.login, role: member.role } }))
     const client = hub.add(socket, seq)
+    const resumes = new SendLimiter(resumeLimit.max, resumeLimit.windowMs)
     let alive = true
     socket.on('pong', () => { alive = true })
     const keepalive = setInterval(() => {
@@ -263,13 +269,21 @@ const chat: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify, opts)
       if (frame.type === 'ping') {
         socket.send(JSON.stringify({ type: 'pong', seq: client.lastSeq }))
       } else if (frame.type === 'resume' && Number.isSafeInteger(frame.after_seq) && (frame.after_seq as number) >= 0) {
-        const missed = repo.eventsAfter(frame.after_seq as number, REPLAY_LIMIT)
+        const wait = resumes.take(0)
+        if (wait > 0) {
+          socket.send(JSON.stringify({ type: 'error', message: `too many resume frames: at most ${resumeLimit.max} per ${resumeLimit.windowMs / 1000} s; retry in ${Math.ceil(wait / 1000)} s` }))
+          return
+        }
+        // One page per resume frame: a client that is far behind asks again from where it got to.
+        const missed = repo.eventsAfter(frame.after_seq as number, resumePage + 1)
         if (missed === null) {
           socket.send(JSON.stringify({ type: 'error', message: 'after_seq is older than the kept history; reload with GET /api/v1/messages' }))
           return
         }
+        const page = missed.slice(0, resumePage)
         client.lastSeq = Math.min(client.lastSeq, frame.after_seq as number)
-        hub.deliver(client, missed)
+        hub.deliver(client, page)
+        if (missed.length > page.length) socket.send(JSON.stringify({ type: 'resume_more', after_seq: page.at(-1)!.seq }))
       } else {
         socket.send(JSON.stringify({ type: 'error', message: 'unknown frame; expected {"type": "resume", "after_seq": N} or {"type": "ping"}' }))
       }

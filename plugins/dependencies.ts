@@ -23,7 +23,7 @@ const dependencies: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     requireAccess(request, request.body.blocking.repo_id, 'write')
     requireAccess(request, request.body.blocked.repo_id, 'write')
-    return repo.create(request.body)
+    return repo.create(request.body, (id) => canRead(request, id))
   })
 
   fastify.delete('/p1/dependencies', {

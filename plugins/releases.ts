@@ -28,20 +28,23 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
     if (best < LEVELS[level]) throw httpErrors.forbidden(`write permission on one of the report's repositories is required`)
   }
   const readable = (request: FastifyRequest) => (repoId: number) => canRead(request, repoId)
+  /** A report as this caller may see it: only the repositories it can read are listed. */
+  const visible = <R extends { repositories: number[] }>(request: FastifyRequest, report: R): R =>
+    ({ ...report, repositories: report.repositories.filter(readable(request)) })
 
   fastify.post('/p1/repositories/:repo_id/reports/release', {
     schema: { tags, summary: 'Create a release report (push permission on every repository)', params: RepoParams, body: CreateReleaseBody, response: { 200: ReleaseReport, ...errorResponses } }
   }, async (request) => {
     const repositories = [...new Set([request.params.repo_id, ...(request.body.repositories ?? [])])]
     for (const repoId of repositories) requireAccess(request, repoId, 'write')
-    return repo.create(request.body, repositories)
+    return visible(request, repo.create(request.body, repositories))
   })
 
   fastify.get('/p1/reports/release/:release_id', {
     schema: { tags, summary: 'Get a release report', params: ReleaseParams, response: { 200: ReleaseReport, ...errorResponses } }
   }, async (request) => {
     reportAccess(request, request.params.release_id, 'read')
-    return repo.get(request.params.release_id)
+    return visible(request, repo.get(request.params.release_id))
   })
 
   fastify.get('/p1/repositories/:repo_id/reports/releases', {
@@ -55,7 +58,7 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Edit a release report; state closed/open', params: ReleaseParams, body: UpdateReleaseBody, response: { 200: ReleaseReport, ...errorResponses } }
   }, async (request) => {
     reportAccess(request, request.params.release_id, 'write')
-    return repo.update(request.params.release_id, request.body)
+    return visible(request, repo.update(request.params.release_id, request.body))
   })
 
   fastify.post('/p1/reports/release/:release_id/repository/:repo_id', {

@@ -258,6 +258,28 @@ t.test('WebSocket feed: welcome, live events, resume, bad token', async (t) => {
   t.match(await late.next((f) => f.type === 'message.created'), { data: { text: 'still live after errors' } })
 })
 
+t.test('a resume replays one page, and resume frames are rate limited', async (t) => {
+  const app = await build(t, { chat: { resumePage: 3, resumeLimit: { max: 2, windowMs: 60_000 } } })
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const feed = await connect(t, address.replace('http', 'ws'), TOKENS.carol)
+  const welcome = await feed.next()
+  const start = welcome.seq as number
+  for (let i = 0; i < 7; i++) await send(app, 'dave', `m${i}`)
+  for (let i = 0; i < 7; i++) await feed.next((f) => f.type === 'message.created')
+  const replayed = (): number => feed.frames.filter((f) => f.type === 'message.created').length - 7
+
+  feed.socket.send(JSON.stringify({ type: 'resume', after_seq: start }))
+  t.same(await feed.next((f) => f.type === 'resume_more'), { type: 'resume_more', after_seq: start + 3 }, 'a page, then where to go on from')
+  t.equal(replayed(), 3, 'three events replayed')
+  feed.socket.send(JSON.stringify({ type: 'resume', after_seq: start + 3 }))
+  t.same(await feed.next((f) => f.type === 'resume_more'), { type: 'resume_more', after_seq: start + 6 })
+  t.equal(replayed(), 6)
+  feed.socket.send(JSON.stringify({ type: 'resume', after_seq: start + 6 }))
+  t.match(await feed.next((f) => f.type === 'error'), { message: /too many resume frames: at most 2 per 60 s/ })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(replayed(), 6, 'the refused resume replayed nothing')
+})
+
 t.test('keepalive pings, and a client that stops answering is dropped', async (t) => {
   const app = await build(t, { chat: { keepaliveMs: 100 } })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })

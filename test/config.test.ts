@@ -15,7 +15,8 @@ t.test('defaults match DESIGN.md section 3', async (t) => {
     logLevel: 'info',
     webhookTimeoutMs: 5000,
     webhookMaxAttempts: 8,
-    webhookAllowPrivate: false
+    webhookAllowPrivate: false,
+    limits: { maxConnections: 1000, requestTimeoutMs: 30000, headersTimeoutMs: 10000, keepAliveTimeoutMs: 5000 }
   })
 })
 
@@ -37,7 +38,9 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be equal to one of the allowed values/],
     [{ BASE_PATH: 'api/' }, /BASE_PATH must match pattern/],
     [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must NOT have fewer than 16 characters/],
-    [{ WEBHOOK_MAX_ATTEMPTS: '-2' }, /WEBHOOK_MAX_ATTEMPTS/]
+    [{ WEBHOOK_MAX_ATTEMPTS: '-2' }, /WEBHOOK_MAX_ATTEMPTS/],
+    [{ MAX_CONNECTIONS: '0' }, /MAX_CONNECTIONS must be >= 1/],
+    [{ HEADERS_TIMEOUT_MS: '60000' }, /HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS/]
   ]
   for (const [env, message] of bad) {
     t.throws(() => loadConfig(env), message, JSON.stringify(env))

@@ -15,6 +15,9 @@ t.test('bad input always gets a 4xx in the one error shape, never a 500', async 
     ['negative path id', { url: `/p1/repositories/${REPO}/issues/-3` }, 400, /params\/issue_number/],
     ['zero path id', { url: '/p1/repositories/0/board' }, 400, /params\/repo_id/],
     ['huge path id', { url: '/p1/repositories/99999999999999999999/board' }, 400, /params\/repo_id/],
+    ...['0x3ea', '1001.0', '1.001e3', '%201001', '0b1111101001', '01001', '+1001', '1001%20'].map((alias) =>
+      [`path id alias ${alias}`, { url: `/p1/repositories/${alias}/board` }, 400, /params\/repo_id must be integer, written in decimal digits/] as [string, Parameters<typeof app.as>[1], number, RegExp]),
+    ['query integer alias', { url: '/api/v1/messages?limit=0x10' }, 400, /querystring\/limit must be integer/],
     ['non-JSON body', { method: 'POST', url: moveUrl, headers: { 'content-type': 'text/plain' }, payload: 'top' }, 415, /Unsupported Media Type/],
     ['form body', { method: 'POST', url: moveUrl, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'position=top' }, 415, /Unsupported Media Type/],
     ['oversized body', { method: 'POST', url: moveUrl, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ pipeline_id: P.doing, position: 'top', pad: 'x'.repeat(1_100_000) }) }, 413, /too large/i],

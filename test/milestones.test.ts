@@ -18,7 +18,7 @@ t.test('milestone start dates', async (t) => {
 
 t.test('milestone refusals', async (t) => {
   const app = await build(t)
-  for (const start_date of ['yesterday', '2026-13-01T00:00:00Z', '2026-02-30', 12345, '']) {
+  for (const start_date of ['yesterday', '2026-13-01T00:00:00Z', '2026-02-30', 12345, '', '2026-12-31T23:59:60Z', '2026-02-30T00:00:00Z', '+275760-09-14T00:00:00Z', '2026-01-01T00:00:00+24:00']) {
     const res = await app.as('bob', { method: 'POST', url: url(1), payload: { start_date } })
     t.equal(res.statusCode, 400, JSON.stringify(start_date))
     t.match(res.json().message, /start_date/)

@@ -24,7 +24,7 @@ t.test('create and read a release report', async (t) => {
     repositories: [REPO, OTHER_REPO]
   })
   t.ok(Date.parse(report.created_at) > Date.now() - 60_000)
-  t.same((await app.as('carol', { url: `/p1/reports/release/${report.release_id}` })).json(), report, 'visible to a reader of one repository')
+  t.same((await app.as('carol', { url: `/p1/reports/release/${report.release_id}` })).json(), { ...report, repositories: [REPO] }, 'visible to a reader of one repository, with only the repositories she can read')
   const list = await app.as('carol', { url: `/p1/repositories/${REPO}/reports/releases` })
   t.equal(list.statusCode, 200)
   t.same(Object.keys(list.json()[0]), ['release_id', 'title', 'description', 'start_date', 'desired_end_date', 'created_at', 'closed_at', 'state'], 'no repositories in the list')
@@ -47,6 +47,11 @@ t.test('create refusals', async (t) => {
   for (const bad of [{ title: '' }, { title: undefined }, { start_date: 'soon' }, { desired_end_date: undefined }, { repositories: ['x'] }, { description: 5 }]) {
     const res = await create(app, bad)
     t.equal(res.statusCode, 400, JSON.stringify(bad))
+  }
+  for (const field of ['start_date', 'desired_end_date']) {
+    const leap = await create(app, { [field]: '2026-12-31T23:59:60Z' })
+    t.equal(leap.statusCode, 400, `a leap second as ${field}`)
+    t.match(leap.json().message, new RegExp(`body/${field}`))
   }
   t.same((await app.as('alice', { url: `/p1/repositories/${REPO}/reports/releases` })).json(), [], 'nothing half-written')
 })

@@ -35,6 +35,28 @@ t.test('tokens never reach the log', async (t) => {
   for (const token of Object.values(TOKENS)) t.notOk(log.includes(token), 'token absent from the log')
 })
 
+t.test('tokens are redacted by their decoded name and never echoed, inside or outside BASE_PATH', async (t) => {
+  const lines: string[] = []
+  const logStream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { logLevel: 'info', logStream, basePath: '/api' })
+  const encoded = await app.inject({ url: `/api/p1/repositories/${REPO}/board?access%5Ftoken=${TOKENS.alice}` })
+  t.equal(encoded.statusCode, 200, 'an encoded parameter name is still a token')
+  const answers = [
+    await app.inject({ url: `/elsewhere?access_token=${TOKENS.bob}` }),
+    await app.inject({ url: `/api/nothing?ACCESS_TOKEN=${TOKENS.bob}` }),
+    await app.inject({ url: `/api/p1/repositories/%E0%A4%A/board?access_token=${TOKENS.carol}` }),
+    await app.inject({ url: `/%zz?access_token=${TOKENS.carol}` })
+  ]
+  for (const res of answers) {
+    t.ok(res.statusCode === 404 || res.statusCode === 400, `${res.statusCode}`)
+    t.same(Object.keys(res.json()).sort(), ['error', 'message', 'statusCode'], 'the one error shape')
+    t.notOk(res.body.includes('token'), `not echoed: ${res.body}`)
+  }
+  const log = lines.join('')
+  t.match(log, /access%5Ftoken=\[REDACTED\]/)
+  for (const token of Object.values(TOKENS)) t.notOk(log.includes(token), 'token absent from the log')
+})
+
 t.test('data survives a restart on the same file', async (t) => {
   const database = join(t.testdir({}), 'planning.db')
   const first = await build(t, { database })
