@@ -2,22 +2,22 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyPluginAsy
 import fp from 'fastify-plugin'
 import { STATUS_CODES, type ServerOptions } from 'node:http'
 import type { SocketLimits } from './config.js'
-import type { Db } from './db/connection.js'
+import type { SqliteHandle } from './db/sqlite.js'
 import adminPlugin from './plugins/admin.js'
-import authPlugin from './plugins/auth.js'
+import authPlugin from './plugins/core/auth.js'
 import boardsPlugin from './plugins/boards.js'
-import chatPlugin, { type ChatPluginOptions } from './plugins/chat.js'
-import databasePlugin from './plugins/database.js'
+import chatPlugin, { type ChatPluginOptions } from './plugins/chat/index.js'
+import databasePlugin from './plugins/core/database.js'
 import dependenciesPlugin from './plugins/dependencies.js'
-import documentationPlugin from './plugins/documentation.js'
-import domainEventsPlugin from './plugins/domain-events.js'
+import documentationPlugin from './plugins/core/documentation.js'
+import domainEventsPlugin from './plugins/core/domain-events.js'
 import epicsPlugin from './plugins/epics.js'
-import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/errors.js'
+import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/core/errors.js'
 import issuesPlugin from './plugins/issues.js'
 import milestonesPlugin from './plugins/milestones.js'
-import rateLimitPlugin, { type RateLimitOptions } from './plugins/rate-limit.js'
+import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
 import releasesPlugin from './plugins/releases.js'
-import seedPlugin from './plugins/seed.js'
+import seedPlugin from './plugins/core/seed.js'
 import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
 
 /** The domains of the API; `planningApi({ domains })` registers a subset. */
@@ -26,7 +26,7 @@ export type Domain = typeof DOMAINS[number]
 
 export interface PlanningCoreOptions {
   /** a better-sqlite3 handle (the host keeps ownership) or a file path; default `:memory:` */
-  database?: Db | string
+  database?: SqliteHandle | string
   /** fixture loaded into an empty database */
   seedFile?: string
   /** load the bundled demo into an empty database (default false here; the server turns it on) */
@@ -59,8 +59,8 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
  * `app.register(async (scope) => { await scope.register(planningCore, { database }); await scope.register(boardsPlugin) }, { prefix })`.
  */
 export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
-  await fastify.register(databasePlugin, { database: opts.database })
   await fastify.register(domainEventsPlugin)
+  await fastify.register(databasePlugin, { database: opts.database })
   await fastify.register(authPlugin)
   if (opts.rateLimit !== false) {
     await fastify.register(rateLimitPlugin, opts.rateLimit ?? { max: 100, timeWindow: 60_000 })
@@ -193,6 +193,8 @@ export {
   adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
   epicsPlugin, errorsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
-export { loadFixture } from './db/fixtures.js'
-export { migrate, openDatabase } from './db/connection.js'
-export type { Db, ChatPluginOptions, RateLimitOptions, WebhooksPluginOptions }
+export { loadFixture } from './services/fixtures.js'
+export { migrate } from './db/migrations/index.js'
+export { openSqliteFile } from './db/sqlite.js'
+export { openSqliteStore, type PlanningStore } from './db/store.js'
+export type { SqliteHandle, ChatPluginOptions, RateLimitOptions, WebhooksPluginOptions }

@@ -2,8 +2,9 @@ import { once } from 'node:events'
 import { performance } from 'node:perf_hooks'
 import WebSocket from 'ws'
 import { buildApp } from '../app.js'
-import { migrate, openDatabase } from '../db/connection.js'
-import { loadFixture } from '../db/fixtures.js'
+import { openSqliteFile } from '../db/sqlite.js'
+import { openSqliteStore } from '../db/store.js'
+import { loadFixture } from '../services/fixtures.js'
 
 const TOKEN = 'chat-bench-token-0123456789'
 
@@ -13,9 +14,10 @@ function percentile (sorted: number[], p: number): number {
 
 /** Time from POST /messages/send to receipt on each of 1,000 connected WebSocket clients. */
 export async function benchChat (sockets = 1000, messages = 50): Promise<string[]> {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  loadFixture(db, { users: [{ login: 'bench', token: TOKEN }] })
+  const db = openSqliteFile(':memory:')
+  const store = await openSqliteStore(db)
+  await loadFixture(store, { users: [{ login: 'bench', token: TOKEN }] })
+  await store.close()
   const app = await buildApp({
     database: db, documentation: false, rateLimit: false, chat: { sendLimit: { max: 1e9, windowMs: 1000 } }
   })

@@ -2,8 +2,9 @@ import autocannon from 'autocannon'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../app.js'
-import { migrate, openDatabase } from '../db/connection.js'
-import { loadFixture } from '../db/fixtures.js'
+import { openSqliteFile } from '../db/sqlite.js'
+import { openSqliteStore } from '../db/store.js'
+import { loadFixture } from '../services/fixtures.js'
 
 const TOKEN = 'bench-token-0123456789'
 const WORKSPACE = 'bench0000000000000000000'
@@ -29,9 +30,9 @@ async function bareServer (body: string): Promise<Server> {
  * bare node:http server answering the same bytes, in the same run.
  */
 export async function benchHttp (seconds: number): Promise<string[]> {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  loadFixture(db, {
+  const db = openSqliteFile(':memory:')
+  const store = await openSqliteStore(db)
+  await loadFixture(store, {
     users: [{ login: 'bench', token: TOKEN }],
     repositories: [{ id: 1, owner: 'bench', name: 'bench', permissions: { bench: 'admin' } }],
     workspaces: [{ id: WORKSPACE, name: 'Bench', repositories: [1], pipelines: PIPELINES }],
@@ -40,6 +41,7 @@ export async function benchHttp (seconds: number): Promise<string[]> {
       pipelines: { [WORKSPACE]: PIPELINES[i % 4] }
     }))
   })
+  await store.close()
   const app = await buildApp({ database: db, rateLimit: { max: 1e9, timeWindow: 60_000 }, documentation: false })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const lines: string[] = []

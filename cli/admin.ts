@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.js'
-import { createAdminOperations } from '../db/admin.js'
-import { migrate, openDatabase } from '../db/connection.js'
-import { readFixtureFile } from '../db/fixtures.js'
+import { openSqliteStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
+import { createAdminOperations } from '../services/admin.js'
+import { readFixtureFile } from '../services/fixtures.js'
 
 const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE_PATH directly)
 
@@ -32,7 +32,7 @@ function need (value: string | undefined, what: string): string {
 }
 
 /** Runs one admin command; returns what to print. Exported for the tests. */
-export function runAdminCommand (databasePath: string, argv: string[]): unknown {
+export async function runAdminCommand (databasePath: string, argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -47,28 +47,27 @@ export function runAdminCommand (databasePath: string, argv: string[]): unknown 
   })
   const [command, ...args] = positionals
   if (command === undefined || command === 'help') return USAGE
-  const db = openDatabase(databasePath)
+  const store = await openSqliteStore(databasePath)
   try {
-    migrate(db)
-    const admin = createAdminOperations(db)
+    const admin = createAdminOperations(store)
     switch (command) {
-      case 'import': return admin.importFixture(readFixtureFile(need(args[0], 'fixture file')))
-      case 'users': return admin.listUsers()
-      case 'create-user': return admin.createUser(need(args[0], 'login'), values.id === undefined ? undefined : positive(values.id, '--id'))
-      case 'token': return { token: admin.regenerateToken(need(args[0], 'login')) }
-      case 'create-repo': return admin.createRepository({ id: positive(args[0], 'repo_id'), owner: need(args[1], 'owner'), name: need(args[2], 'name') })
+      case 'import': return await admin.importFixture(readFixtureFile(need(args[0], 'fixture file')))
+      case 'users': return await admin.listUsers()
+      case 'create-user': return await admin.createUser(need(args[0], 'login'), values.id === undefined ? undefined : positive(values.id, '--id'))
+      case 'token': return { token: await admin.regenerateToken(need(args[0], 'login')) }
+      case 'create-repo': return await admin.createRepository({ id: positive(args[0], 'repo_id'), owner: need(args[1], 'owner'), name: need(args[2], 'name') })
       case 'grant': {
         const permission = need(args[2], 'permission')
         if (!['read', 'write', 'push', 'admin', 'none'].includes(permission)) throw new Error(`unknown permission '${permission}'`)
-        return admin.setPermission(positive(args[0], 'repo_id'), need(args[1], 'login'), permission as PermissionName)
+        return await admin.setPermission(positive(args[0], 'repo_id'), need(args[1], 'login'), permission as PermissionName)
       }
-      case 'create-issue': return admin.createIssue(positive(args[0], 'repo_id'), {
+      case 'create-issue': return await admin.createIssue(positive(args[0], 'repo_id'), {
         number: positive(args[1], 'number'), title: need(args[2], 'title'), author: values.author, state: values.closed === true ? 'closed' : 'open'
       })
-      case 'close-issue': return admin.updateIssue(positive(args[0], 'repo_id'), positive(args[1], 'number'), { state: 'closed' })
-      case 'reopen-issue': return admin.updateIssue(positive(args[0], 'repo_id'), positive(args[1], 'number'), { state: 'open' })
-      case 'create-milestone': return admin.createMilestone(positive(args[0], 'repo_id'), positive(args[1], 'number'), need(args[2], 'title'))
-      case 'create-workspace': return admin.createWorkspace({
+      case 'close-issue': return await admin.updateIssue(positive(args[0], 'repo_id'), positive(args[1], 'number'), { state: 'closed' })
+      case 'reopen-issue': return await admin.updateIssue(positive(args[0], 'repo_id'), positive(args[1], 'number'), { state: 'open' })
+      case 'create-milestone': return await admin.createMilestone(positive(args[0], 'repo_id'), positive(args[1], 'number'), need(args[2], 'title'))
+      case 'create-workspace': return await admin.createWorkspace({
         name: need(args[0], 'name'),
         description: values.description ?? null,
         repositories: (values.repos ?? '').split(',').filter((r) => r !== '').map((r) => positive(r, '--repos entry')),
@@ -77,14 +76,14 @@ export function runAdminCommand (databasePath: string, argv: string[]): unknown 
       default: throw new Error(`unknown command '${command}'\n\n${USAGE}`)
     }
   } finally {
-    db.close()
+    await store.close()
   }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   try {
     const config = loadConfig(process.env)
-    const result = runAdminCommand(config.databasePath, process.argv.slice(2))
+    const result = await runAdminCommand(config.databasePath, process.argv.slice(2))
     console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2))
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : (err as Error).message

@@ -1,86 +1,85 @@
-import { httpErrors } from '@fastify/sensible'
-import { transactional, type Db } from './connection.js'
-import type { IssueRef } from './issue-refs.js'
+import { sql } from 'kysely'
+import type { Static } from '../schemas/common.js'
+import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
+import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
+import type { IssueRef } from './issue-refs.js'
+import { writeTransaction, type Executor } from './transaction.js'
 
-export interface Dependency { blocking: IssueRef, blocked: IssueRef }
+export type Dependency = Static<typeof DependencySchema>
 
-interface Row { blocking_repo: number, blocking_number: number, blocked_repo: number, blocked_number: number }
-
-const toDependency = (row: Row): Dependency => ({
-  blocking: { repo_id: row.blocking_repo, issue_number: row.blocking_number },
-  blocked: { repo_id: row.blocked_repo, issue_number: row.blocked_number }
-})
+/**
+ * Whether `from` blocks `to`, directly or through other issues; with `repos`, only through issues
+ * of those repositories. The search visits only what `from` blocks.
+ */
+async function blocks (db: Executor, from: number, to: number, repos?: number[]): Promise<boolean> {
+  const through = repos === undefined
+    ? sql``
+    : repos.length === 0
+      ? sql`JOIN issues i ON i.id = d.blocked_id WHERE 1 = 0`
+      : sql`JOIN issues i ON i.id = d.blocked_id WHERE i.repo_id IN (${sql.join(repos)})`
+  const { rows } = await sql<{ one: number }>`
+    WITH RECURSIVE reach(id) AS (
+      SELECT CAST(${from} AS BIGINT) UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id ${through})
+    SELECT 1 AS one FROM reach WHERE id = ${to} LIMIT 1`.execute(db)
+  return rows.length > 0
+}
 
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
-export function createDependenciesRepository (db: Db) {
-  const issueId = db.prepare<[number, number], { id: number }>('SELECT id FROM issues WHERE repo_id = ? AND number = ?')
-  const forRepo = db.prepare<[number, number], Row>(`
-    SELECT a.repo_id AS blocking_repo, a.number AS blocking_number, b.repo_id AS blocked_repo, b.number AS blocked_number
-    FROM dependencies d JOIN issues a ON a.id = d.blocking_id JOIN issues b ON b.id = d.blocked_id
-    WHERE a.repo_id = ? OR b.repo_id = ?
-    ORDER BY d.seq`)
-  const exists = db.prepare<[number, number], { one: number }>(
-    'SELECT 1 AS one FROM dependencies WHERE blocking_id = ? AND blocked_id = ?')
-  const insert = db.prepare<[number, number, string]>('INSERT INTO dependencies (blocking_id, blocked_id, created_at) VALUES (?, ?, ?)')
-  const remove = db.prepare<[number, number]>('DELETE FROM dependencies WHERE blocking_id = ? AND blocked_id = ?')
-  const shareWorkspace = db.prepare<[number, number], { one: number }>(`
-    SELECT 1 AS one FROM workspace_repositories a JOIN workspace_repositories b ON a.workspace_id = b.workspace_id
-    WHERE a.repo_id = ? AND b.repo_id = ? LIMIT 1`)
-  // Issues that `start` blocks, directly or through others; the search visits only that set.
-  const blocksTransitively = db.prepare<[number, number], { one: number }>(`
-    WITH RECURSIVE reach(id) AS (
-      SELECT ? UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id)
-    SELECT 1 AS one FROM reach WHERE id = ? LIMIT 1`)
-  // The same, through issues of the listed repositories only (a JSON array).
-  const blocksThrough = db.prepare<[number, string, number], { one: number }>(`
-    WITH RECURSIVE reach(id) AS (
-      SELECT ? UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id
-      JOIN issues i ON i.id = d.blocked_id WHERE i.repo_id IN (SELECT value FROM json_each(?)))
-    SELECT 1 AS one FROM reach WHERE id = ? LIMIT 1`)
-  const reposOfDependencies = db.prepare<[], { repo_id: number }>(
-    'SELECT DISTINCT i.repo_id FROM dependencies d JOIN issues i ON i.id = d.blocked_id')
-
-  const requireIssue = (ref: IssueRef, side: string): number => {
-    const row = issueId.get(ref.repo_id, ref.issue_number)
-    if (row === undefined) throw httpErrors.notFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
+export function createDependenciesRepository (db: Executor) {
+  const requireIssue = async (trx: Executor, ref: IssueRef, side: string): Promise<number> => {
+    const row = await trx.selectFrom('issues').select('id').where('repo_id', '=', ref.repo_id).where('number', '=', ref.issue_number).executeTakeFirst()
+    if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
     return row.id
   }
 
   return {
     /** Dependencies with either side in the repository, keeping pairs readable on both sides. */
-    list (repoId: number, canRead: (repoId: number) => boolean): Dependency[] {
-      return forRepo.all(repoId, repoId)
-        .filter((row) => canRead(row.blocking_repo) && canRead(row.blocked_repo))
-        .map(toDependency)
+    async list (repoId: number, canRead: (repoId: number) => boolean): Promise<Dependency[]> {
+      const rows = await db.selectFrom('dependencies as d')
+        .innerJoin('issues as a', 'a.id', 'd.blocking_id').innerJoin('issues as b', 'b.id', 'd.blocked_id')
+        .select(['a.repo_id as blocking_repo', 'a.number as blocking_number', 'b.repo_id as blocked_repo', 'b.number as blocked_number'])
+        .where((eb) => eb.or([eb('a.repo_id', '=', repoId), eb('b.repo_id', '=', repoId)])).orderBy('d.seq').execute()
+      return rows.filter((row) => canRead(Number(row.blocking_repo)) && canRead(Number(row.blocked_repo))).map((row) => ({
+        blocking: { repo_id: Number(row.blocking_repo), issue_number: Number(row.blocking_number) },
+        blocked: { repo_id: Number(row.blocked_repo), issue_number: Number(row.blocked_number) }
+      }))
     },
 
     /** Creates the dependency; an existing pair is returned as it is (never duplicated). */
-    create: transactional(db, (dependency: Dependency, canRead: (repoId: number) => boolean): Dependency => {
-      const blocking = requireIssue(dependency.blocking, 'blocking')
-      const blocked = requireIssue(dependency.blocked, 'blocked')
-      if (blocking === blocked) throw httpErrors.badRequest('an issue cannot block itself')
-      if (exists.get(blocking, blocked) !== undefined) return dependency
-      if (shareWorkspace.get(dependency.blocking.repo_id, dependency.blocked.repo_id) === undefined) {
-        throw httpErrors.badRequest(`repositories ${dependency.blocking.repo_id} and ${dependency.blocked.repo_id} are not in the same workspace`)
-      }
-      if (blocksTransitively.get(blocked, blocking) !== undefined) {
-        // Say why only when the caller can see the path; otherwise only that it is refused.
-        const readable = JSON.stringify(reposOfDependencies.all().map((r) => r.repo_id).filter(canRead))
-        if (blocksThrough.get(blocked, readable, blocking) !== undefined) {
-          throw httpErrors.badRequest('this dependency would create a cycle: the blocked issue already blocks the blocking issue, directly or through other issues')
+    async create (dependency: Dependency, canRead: (repoId: number) => boolean): Promise<Dependency> {
+      return await writeTransaction(db, async (trx) => {
+        const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
+        const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
+        if (blocking === blocked) throw new Invalid('an issue cannot block itself')
+        const exists = await trx.selectFrom('dependencies').select('seq').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
+        if (exists !== undefined) return dependency
+        const shared = await trx.selectFrom('workspace_repositories as a').innerJoin('workspace_repositories as b', 'a.workspace_id', 'b.workspace_id')
+          .select('a.workspace_id').where('a.repo_id', '=', dependency.blocking.repo_id).where('b.repo_id', '=', dependency.blocked.repo_id).limit(1).executeTakeFirst()
+        if (shared === undefined) {
+          throw new Invalid(`repositories ${dependency.blocking.repo_id} and ${dependency.blocked.repo_id} are not in the same workspace`)
         }
-        throw httpErrors.badRequest('this dependency is refused')
-      }
-      insert.run(blocking, blocked, nowIso())
-      return dependency
-    }),
+        if (await blocks(trx, blocked, blocking)) {
+          // Say why only when the caller can see the path; otherwise only that it is refused.
+          const repos = await trx.selectFrom('dependencies as d').innerJoin('issues as i', 'i.id', 'd.blocked_id').select('i.repo_id').distinct().execute()
+          if (await blocks(trx, blocked, blocking, repos.map((r) => Number(r.repo_id)).filter(canRead))) {
+            throw new Invalid('this dependency would create a cycle: the blocked issue already blocks the blocking issue, directly or through other issues')
+          }
+          throw new Invalid('this dependency is refused')
+        }
+        await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() }).execute()
+        return dependency
+      })
+    },
 
-    remove: transactional(db, (dependency: Dependency): void => {
-      const blocking = requireIssue(dependency.blocking, 'blocking')
-      const blocked = requireIssue(dependency.blocked, 'blocked')
-      if (remove.run(blocking, blocked).changes === 0) throw httpErrors.notFound('no such dependency')
-    })
+    async remove (dependency: Dependency): Promise<void> {
+      await writeTransaction(db, async (trx) => {
+        const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
+        const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
+        const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
+        if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
+      })
+    }
   }
 }
 

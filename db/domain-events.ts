@@ -1,4 +1,5 @@
 import type { Repository } from './repositories.js'
+import type { Executor } from './transaction.js'
 
 interface IssueContext {
   repo: Repository
@@ -20,22 +21,23 @@ export type DomainEvent = IssueContext & (
   | { type: 'estimate_cleared' }
 )
 
-export type DomainEventListener = (event: DomainEvent) => void
+/** Runs inside the writing transaction, with it. */
+export type DomainEventListener = (trx: Executor, event: DomainEvent) => Promise<void>
 
 /**
  * Tells whether a listener needs events of this type for this repository. Events that cost extra
  * queries to describe (issue_reprioritized counts positions) are only built when someone wants them.
  */
-export type DomainEventFilter = (type: DomainEvent['type'], repoId: number) => boolean
+export type DomainEventFilter = (trx: Executor, type: DomainEvent['type'], repoId: number) => Promise<boolean>
 
 /**
- * Board and estimate changes announce themselves here. Listeners run synchronously inside the
- * writing transaction, so whatever they write (webhook deliveries) commits or rolls back with it.
+ * Board and estimate changes announce themselves here. Listeners run inside the writing
+ * transaction, so whatever they write (webhook deliveries) commits or rolls back with it.
  */
 export class DomainEvents {
   private readonly listeners: Array<{ listener: DomainEventListener, wants: DomainEventFilter }> = []
 
-  subscribe (listener: DomainEventListener, wants: DomainEventFilter = () => true): () => void {
+  subscribe (listener: DomainEventListener, wants: DomainEventFilter = async () => true): () => void {
     const entry = { listener, wants }
     this.listeners.push(entry)
     return () => {
@@ -44,11 +46,12 @@ export class DomainEvents {
     }
   }
 
-  wants (type: DomainEvent['type'], repoId: number): boolean {
-    return this.listeners.some((l) => l.wants(type, repoId))
+  async wants (trx: Executor, type: DomainEvent['type'], repoId: number): Promise<boolean> {
+    for (const l of this.listeners) if (await l.wants(trx, type, repoId)) return true
+    return false
   }
 
-  emit (event: DomainEvent): void {
-    for (const { listener, wants } of this.listeners) if (wants(event.type, event.repo.id)) listener(event)
+  async emit (trx: Executor, event: DomainEvent): Promise<void> {
+    for (const { listener, wants } of this.listeners) if (await wants(trx, event.type, event.repo.id)) await listener(trx, event)
   }
 }

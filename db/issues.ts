@@ -1,85 +1,38 @@
-import { httpErrors } from '@fastify/sensible'
-import { transactional, type Db } from './connection.js'
+import type { Static } from '../schemas/common.js'
+import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
+import type { IssueData as IssueDataSchema, IssueEvent as IssueEventSchema } from '../schemas/issues.js'
 import type { DomainEvents } from './domain-events.js'
 import { nowIso } from './ids.js'
-import type { IssueRow, Repository } from './repositories.js'
+import { requireIssue, type Repository } from './repositories.js'
+import { writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 
-export interface PipelineRef { name: string, pipeline_id: string, workspace_id: string }
+export type PipelineRef = Static<typeof PipelineRefSchema>
+export type IssueData = Static<typeof IssueDataSchema>
+export type IssueEvent = Static<typeof IssueEventSchema>
 
-export interface IssueData {
-  estimate?: { value: number }
-  plus_ones: Array<{ created_at: string }>
-  pipeline?: PipelineRef
-  pipelines: PipelineRef[]
-  is_epic: boolean
-  status: 'open' | 'closed'
+/** Pipeline references of issues in every workspace holding them, oldest workspace first. */
+export async function pipelinesOf (db: Executor, issueIds: number[]): Promise<Map<number, PipelineRef[]>> {
+  const out = new Map(issueIds.map((id) => [id, [] as PipelineRef[]]))
+  if (issueIds.length === 0) return out
+  const rows = await db.selectFrom('placements as p')
+    .innerJoin('pipelines as pl', 'pl.id', 'p.pipeline_id')
+    .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select(['p.issue_id', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
+    .where('p.issue_id', 'in', issueIds).orderBy('w.created_at').orderBy('w.seq').execute()
+  for (const row of rows) out.get(Number(row.issue_id))!.push({ name: row.name, pipeline_id: row.pipeline_id, workspace_id: row.workspace_id })
+  return out
 }
-
-export interface IssueEvent {
-  user_id?: number
-  type: 'estimateIssue' | 'transferIssue'
-  created_at: string
-  from_estimate?: { value: number }
-  to_estimate?: { value: number }
-  from_pipeline?: { name: string }
-  to_pipeline?: { name: string }
-  workspace_id?: string
-}
-
-interface EventRow {
-  user_id: number | null
-  type: 'estimateIssue' | 'transferIssue'
-  created_at: string
-  from_estimate: number | null
-  to_estimate: number | null
-  from_pipeline: string | null
-  to_pipeline: string | null
-  workspace_id: string | null
-}
-
-const PIPELINES_OF = `
-  SELECT pl.name, pl.id AS pipeline_id, p.workspace_id
-  FROM placements p
-  JOIN pipelines pl ON pl.id = p.pipeline_id
-  JOIN workspaces w ON w.id = p.workspace_id
-  WHERE p.issue_id = ?
-  ORDER BY w.created_at, w.seq`
 
 /** Issue data, issue events and estimates. Reads use a fixed number of queries per issue. */
-export function createIssuesRepository (db: Db, events: DomainEvents) {
-  const issueByNumber = db.prepare<[number, number], IssueRow>(
-    'SELECT id, repo_id, number, title, state, estimate, is_epic FROM issues WHERE repo_id = ? AND number = ?')
-  const pipelinesOf = db.prepare<[number], PipelineRef>(PIPELINES_OF)
-  const plusOnes = db.prepare<[number], { created_at: string }>(
-    'SELECT created_at FROM plus_ones WHERE issue_id = ? ORDER BY created_at, id')
-  const eventRows = db.prepare<[number], EventRow>(`
-    SELECT user_id, type, created_at, from_estimate, to_estimate, from_pipeline, to_pipeline, workspace_id
-    FROM issue_events WHERE issue_id = ? ORDER BY created_at DESC, id DESC`)
-  const setEstimate = db.prepare<[number | null, number]>('UPDATE issues SET estimate = ? WHERE id = ?')
-  const insertEstimateEvent = db.prepare<[number, number, string, number | null, number | null]>(`
-    INSERT INTO issue_events (issue_id, user_id, type, created_at, from_estimate, to_estimate)
-    VALUES (?, ?, 'estimateIssue', ?, ?, ?)`)
-
-  function requireIssue (repoId: number, number: number): IssueRow {
-    const issue = issueByNumber.get(repoId, number)
-    if (issue === undefined) throw httpErrors.notFound(`issue ${number} not found in repository ${repoId}`)
-    return issue
-  }
-
+export function createIssuesRepository (db: Executor, events: DomainEvents) {
   return {
-    requireIssue,
-
-    /** Pipeline references of an issue in every workspace holding it, oldest workspace first. */
-    pipelinesOf (issueId: number): PipelineRef[] {
-      return pipelinesOf.all(issueId)
-    },
-
-    data (repoId: number, number: number): IssueData {
-      const issue = requireIssue(repoId, number)
-      const pipelines = pipelinesOf.all(issue.id)
+    async data (repoId: number, number: number): Promise<IssueData> {
+      const issue = await requireIssue(db, repoId, number)
+      const pipelines = (await pipelinesOf(db, [issue.id])).get(issue.id)!
+      const plusOnes = await db.selectFrom('plus_ones').select('created_at').where('issue_id', '=', issue.id).orderBy('created_at').orderBy('id').execute()
       const data: IssueData = {
-        plus_ones: plusOnes.all(issue.id),
+        plus_ones: plusOnes,
         pipelines,
         is_epic: issue.is_epic === 1,
         status: issue.state
@@ -89,11 +42,14 @@ export function createIssuesRepository (db: Db, events: DomainEvents) {
       return data
     },
 
-    events (repoId: number, number: number): IssueEvent[] {
-      const issue = requireIssue(repoId, number)
-      return eventRows.all(issue.id).map((row) => {
+    async events (repoId: number, number: number): Promise<IssueEvent[]> {
+      const issue = await requireIssue(db, repoId, number)
+      const rows = await db.selectFrom('issue_events')
+        .select(['user_id', 'type', 'created_at', 'from_estimate', 'to_estimate', 'from_pipeline', 'to_pipeline', 'workspace_id'])
+        .where('issue_id', '=', issue.id).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
+      return rows.map((row) => {
         const event: IssueEvent = { type: row.type, created_at: row.created_at }
-        if (row.user_id !== null) event.user_id = row.user_id
+        if (row.user_id !== null) event.user_id = Number(row.user_id)
         if (row.from_estimate !== null) event.from_estimate = { value: row.from_estimate }
         if (row.to_estimate !== null) event.to_estimate = { value: row.to_estimate }
         if (row.from_pipeline !== null) event.from_pipeline = { name: row.from_pipeline }
@@ -104,14 +60,19 @@ export function createIssuesRepository (db: Db, events: DomainEvents) {
     },
 
     /** Sets (a number) or clears (null) the estimate; records the event and announces it. */
-    setEstimate: transactional(db, (user: User, repo: Repository, number: number, value: number | null): void => {
-      const issue = requireIssue(repo.id, number)
-      if (issue.estimate === value) return
-      setEstimate.run(value, issue.id)
-      insertEstimateEvent.run(issue.id, user.id, nowIso(), issue.estimate, value)
-      const context = { repo, issue: { id: issue.id, number: issue.number, title: issue.title }, user }
-      events.emit(value === null ? { ...context, type: 'estimate_cleared' } : { ...context, type: 'estimate_set', estimate: value })
-    })
+    async setEstimate (user: User, repo: Repository, number: number, value: number | null): Promise<void> {
+      await writeTransaction(db, async (trx) => {
+        const issue = await requireIssue(trx, repo.id, number)
+        if (issue.estimate === value) return
+        await trx.updateTable('issues').set({ estimate: value }).where('id', '=', issue.id).execute()
+        await trx.insertInto('issue_events').values({
+          issue_id: issue.id, user_id: user.id, type: 'estimateIssue', created_at: nowIso(), from_estimate: issue.estimate, to_estimate: value,
+          from_pipeline: null, to_pipeline: null, workspace_id: null
+        }).execute()
+        const context = { repo, issue: { id: issue.id, number: issue.number, title: issue.title }, user }
+        await events.emit(trx, value === null ? { ...context, type: 'estimate_cleared' } : { ...context, type: 'estimate_set', estimate: value })
+      })
+    }
   }
 }
 

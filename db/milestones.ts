@@ -1,27 +1,28 @@
-import { httpErrors } from '@fastify/sensible'
-import type { Db } from './connection.js'
+import { NotFound } from './errors.js'
+import { writeTransaction, type Executor } from './transaction.js'
 
 /** Milestone start dates (the milestones themselves come from the admin API or fixtures). */
-export function createMilestonesRepository (db: Db) {
-  const get = db.prepare<[number, number], { start_date: string | null }>(
-    'SELECT start_date FROM milestones WHERE repo_id = ? AND number = ?')
-  const set = db.prepare<[string, number, number]>('UPDATE milestones SET start_date = ? WHERE repo_id = ? AND number = ?')
-
-  const notFound = (repoId: number, number: number) => httpErrors.notFound(`milestone ${number} not found in repository ${repoId}`)
+export function createMilestonesRepository (db: Executor) {
+  const notFound = (repoId: number, number: number) => new NotFound(`milestone ${number} not found in repository ${repoId}`)
 
   return {
-    startDate (repoId: number, number: number): string {
-      const row = get.get(repoId, number)
+    async startDate (repoId: number, number: number): Promise<string> {
+      const row = await db.selectFrom('milestones').select('start_date').where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
       if (row === undefined) throw notFound(repoId, number)
-      if (row.start_date === null) throw httpErrors.notFound(`milestone ${number} in repository ${repoId} has no start date`)
+      if (row.start_date === null) throw new NotFound(`milestone ${number} in repository ${repoId} has no start date`)
       return row.start_date
     },
 
     /** Stores the date normalized to UTC with milliseconds; returns what was stored. */
-    setStartDate (repoId: number, number: number, startDate: string): string {
+    async setStartDate (repoId: number, number: number, startDate: string): Promise<string> {
       const normalized = new Date(startDate).toISOString()
-      if (set.run(normalized, repoId, number).changes === 0) throw notFound(repoId, number)
-      return normalized
+      return await writeTransaction(db, async (trx) => {
+        const result = await trx.updateTable('milestones').set({ start_date: normalized }).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+        if (Number(result.numUpdatedRows) === 0) throw notFound(repoId, number)
+        return normalized
+      })
     }
   }
 }
+
+export type MilestonesRepository = ReturnType<typeof createMilestonesRepository>

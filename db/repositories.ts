@@ -1,12 +1,12 @@
-import { httpErrors } from '@fastify/sensible'
-import type { Db } from './connection.js'
+import type { Static } from '../schemas/common.js'
+import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
+import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
+import { unprioritizedRank } from './ranking.js'
+import type { Executor } from './transaction.js'
 
-export interface Repository {
-  id: number
-  owner: string
-  name: string
-}
+export type Repository = Static<typeof AdminRepository>
+export type Milestone = Static<typeof AdminMilestone>
 
 export interface IssueRow {
   id: number
@@ -22,132 +22,125 @@ export interface NewIssue {
   number: number
   title: string
   state?: 'open' | 'closed'
-  /** login whose first placement event is recorded; without one the placement has no event */
+  /** user whose first placement event is recorded; without one the placement has no event */
   authorId?: number
   plusOnes?: string[]
+  /** an estimate set from the start (fixtures), with no event */
+  estimate?: number
   /** pipeline (id or name) per workspace id, instead of the workspace's first pipeline */
   pipelines?: Record<string, string>
 }
 
+const ISSUE_COLUMNS = ['id', 'repo_id', 'number', 'title', 'state', 'estimate', 'is_epic'] as const
+
+/** An issue by repository and number, or undefined. */
+export async function issueByNumber (db: Executor, repoId: number, number: number): Promise<IssueRow | undefined> {
+  return await db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+}
+
+export async function requireIssue (db: Executor, repoId: number, number: number): Promise<IssueRow> {
+  const issue = await issueByNumber(db, repoId, number)
+  if (issue === undefined) throw new NotFound(`issue ${number} not found in repository ${repoId}`)
+  return issue
+}
+
 /**
  * The issue-hosting platform's side: repositories, their issues and milestones. Creating or
- * reopening an issue keeps its board placements in step (DESIGN.md section 4).
+ * reopening an issue keeps its board placements in step (README, "Conventions").
  */
-export function createRepositoriesRepository (db: Db) {
-  const repoById = db.prepare<[number], Repository>('SELECT id, owner, name FROM repositories WHERE id = ?')
-  const allRepos = db.prepare<[], Repository>('SELECT id, owner, name FROM repositories ORDER BY id')
-  const insertRepo = db.prepare<[number, string, string]>('INSERT INTO repositories (id, owner, name) VALUES (?, ?, ?)')
-  const issueByNumber = db.prepare<[number, number], IssueRow>(
-    'SELECT id, repo_id, number, title, state, estimate, is_epic FROM issues WHERE repo_id = ? AND number = ?')
-  const insertIssue = db.prepare<[number, number, string, string, string]>(
-    'INSERT INTO issues (repo_id, number, title, state, created_at) VALUES (?, ?, ?, ?, ?)')
-  const insertPlusOne = db.prepare<[number, string]>('INSERT INTO plus_ones (issue_id, created_at) VALUES (?, ?)')
-  const firstPipelines = db.prepare<[number], { workspace_id: string, pipeline_id: string, name: string }>(`
-    SELECT wr.workspace_id, p.id AS pipeline_id, p.name
-    FROM workspace_repositories wr
-    JOIN pipelines p ON p.id = (
-      SELECT id FROM pipelines WHERE workspace_id = wr.workspace_id ORDER BY sort_order LIMIT 1)
-    WHERE wr.repo_id = ?`)
-  const pipelineIn = db.prepare<[string, string, string], { id: string, name: string }>(
-    'SELECT id, name FROM pipelines WHERE workspace_id = ? AND (id = ? OR name = ?) ORDER BY sort_order LIMIT 1')
-  const insertPlacement = db.prepare<[number, string, string, number, number, number]>(`
-    INSERT INTO placements (issue_id, workspace_id, pipeline_id, repo_id, number, is_open)
-    VALUES (?, ?, ?, ?, ?, ?)`)
-  const insertTransfer = db.prepare<[number, number, string, string, string]>(`
-    INSERT INTO issue_events (issue_id, user_id, type, created_at, to_pipeline, workspace_id)
-    VALUES (?, ?, 'transferIssue', ?, ?, ?)`)
-  const setTitle = db.prepare<[string, number]>('UPDATE issues SET title = ? WHERE id = ?')
-  const setState = db.prepare<[string, number]>('UPDATE issues SET state = ? WHERE id = ?')
-  const setPlacementsOpen = db.prepare<[number, number]>('UPDATE placements SET is_open = ? WHERE issue_id = ?')
-  const insertMilestone = db.prepare<[number, number, string]>(
-    'INSERT INTO milestones (repo_id, number, title) VALUES (?, ?, ?)')
-
-  function requireRepository (id: number): Repository {
-    const repo = repoById.get(id)
-    if (repo === undefined) throw httpErrors.notFound(`repository ${id} not found`)
+export function createRepositoriesRepository (db: Executor) {
+  const byId = async (id: number): Promise<Repository | undefined> =>
+    await db.selectFrom('repositories').select(['id', 'owner', 'name']).where('id', '=', id).executeTakeFirst()
+  const requireRepository = async (id: number): Promise<Repository> => {
+    const repo = await byId(id)
+    if (repo === undefined) throw new NotFound(`repository ${id} not found`)
     return repo
   }
+  const pipelineIn = async (workspaceId: string, wanted: string) =>
+    await db.selectFrom('pipelines').select(['id', 'name']).where('workspace_id', '=', workspaceId)
+      .where((eb) => eb.or([eb('id', '=', wanted), eb('name', '=', wanted)])).orderBy('sort_order').limit(1).executeTakeFirst()
 
   return {
-    byId (id: number): Repository | undefined {
-      return repoById.get(id)
-    },
-
+    byId,
     requireRepository,
 
-    list (): Repository[] {
-      return allRepos.all()
+    /** Whether the database holds no user and no repository yet (start-up seeding fills it then). */
+    async isEmpty (): Promise<boolean> {
+      const user = await db.selectFrom('users').select('id').limit(1).executeTakeFirst()
+      const repo = await db.selectFrom('repositories').select('id').limit(1).executeTakeFirst()
+      return user === undefined && repo === undefined
     },
 
-    create (repo: Repository): Repository {
-      if (repoById.get(repo.id) !== undefined) throw httpErrors.conflict(`repository ${repo.id} already exists`)
-      try {
-        insertRepo.run(repo.id, repo.owner, repo.name)
-      } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') {
-          throw httpErrors.conflict(`repository ${repo.owner}/${repo.name} already exists`)
-        }
-        throw err
-      }
+    async list (): Promise<Repository[]> {
+      return await db.selectFrom('repositories').select(['id', 'owner', 'name']).orderBy('id').execute()
+    },
+
+    async create (repo: Repository): Promise<Repository> {
+      if (await byId(repo.id) !== undefined) throw new Conflict(`repository ${repo.id} already exists`)
+      const taken = await db.selectFrom('repositories').select('id').where('owner', '=', repo.owner).where('name', '=', repo.name).executeTakeFirst()
+      if (taken !== undefined) throw new Conflict(`repository ${repo.owner}/${repo.name} already exists`)
+      await db.insertInto('repositories').values(repo).execute()
       return repo
     },
 
-    issue (repoId: number, number: number): IssueRow | undefined {
-      return issueByNumber.get(repoId, number)
-    },
+    issue: async (repoId: number, number: number) => await issueByNumber(db, repoId, number),
 
     /** Creates an issue and lands it, unprioritized, in the first pipeline of each workspace. */
-    createIssue (repoId: number, issue: NewIssue): IssueRow {
-      requireRepository(repoId)
-      if (issueByNumber.get(repoId, issue.number) !== undefined) {
-        throw httpErrors.conflict(`issue ${issue.number} already exists in repository ${repoId}`)
+    async createIssue (repoId: number, issue: NewIssue): Promise<IssueRow> {
+      await requireRepository(repoId)
+      if (await issueByNumber(db, repoId, issue.number) !== undefined) {
+        throw new Conflict(`issue ${issue.number} already exists in repository ${repoId}`)
       }
       const state = issue.state ?? 'open'
       const now = nowIso()
-      const id = Number(insertIssue.run(repoId, issue.number, issue.title, state, now).lastInsertRowid)
-      for (const at of issue.plusOnes ?? []) insertPlusOne.run(id, at)
-      const holding = firstPipelines.all(repoId)
+      const { id } = await db.insertInto('issues')
+        .values({ repo_id: repoId, number: issue.number, title: issue.title, state, estimate: issue.estimate ?? null, created_at: now })
+        .returning('id').executeTakeFirstOrThrow()
+      for (const at of issue.plusOnes ?? []) await db.insertInto('plus_ones').values({ issue_id: id, created_at: at }).execute()
+      const holding = await db.selectFrom('workspace_repositories as wr')
+        .innerJoin('pipelines as p', 'p.workspace_id', 'wr.workspace_id')
+        .select(['wr.workspace_id', 'p.id as pipeline_id', 'p.name', 'p.sort_order'])
+        .where('wr.repo_id', '=', repoId).orderBy('wr.workspace_id').orderBy('p.sort_order').execute()
+      const firsts = new Map<string, { id: string, name: string }>()
+      for (const row of holding) if (!firsts.has(row.workspace_id)) firsts.set(row.workspace_id, { id: row.pipeline_id, name: row.name })
+      const chosen = new Map(firsts)
       for (const [workspaceId, wanted] of Object.entries(issue.pipelines ?? {})) {
-        if (!holding.some((h) => h.workspace_id === workspaceId)) {
-          throw httpErrors.badRequest(`workspace ${workspaceId} does not hold repository ${repoId}`)
-        }
-        if (pipelineIn.get(workspaceId, wanted, wanted) === undefined) {
-          throw httpErrors.badRequest(`workspace ${workspaceId} has no pipeline '${wanted}'`)
+        if (!firsts.has(workspaceId)) throw new Invalid(`workspace ${workspaceId} does not hold repository ${repoId}`)
+        const pipeline = await pipelineIn(workspaceId, wanted)
+        if (pipeline === undefined) throw new Invalid(`workspace ${workspaceId} has no pipeline '${wanted}'`)
+        chosen.set(workspaceId, pipeline)
+      }
+      for (const [workspaceId, target] of chosen) {
+        await db.insertInto('placements').values({
+          issue_id: id, workspace_id: workspaceId, pipeline_id: target.id, repo_id: repoId, number: issue.number,
+          is_open: state === 'open' ? 1 : 0, position: null, rank: unprioritizedRank(issue.number)
+        }).execute()
+        if (issue.authorId !== undefined) {
+          await db.insertInto('issue_events').values({
+            issue_id: id, user_id: issue.authorId, type: 'transferIssue', created_at: now, to_pipeline: target.name, workspace_id: workspaceId,
+            from_estimate: null, to_estimate: null, from_pipeline: null
+          }).execute()
         }
       }
-      for (const first of holding) {
-        const wanted = issue.pipelines?.[first.workspace_id]
-        const target = wanted === undefined
-          ? { id: first.pipeline_id, name: first.name }
-          : pipelineIn.get(first.workspace_id, wanted, wanted)!
-        insertPlacement.run(id, first.workspace_id, target.id, repoId, issue.number, state === 'open' ? 1 : 0)
-        if (issue.authorId !== undefined) insertTransfer.run(id, issue.authorId, now, target.name, first.workspace_id)
-      }
-      return issueByNumber.get(repoId, issue.number)!
+      return await requireIssue(db, repoId, issue.number)
     },
 
     /** Retitles, closes (off every board) or reopens (back to its last pipeline at once). */
-    updateIssue (repoId: number, number: number, change: { title?: string, state?: 'open' | 'closed' }): IssueRow {
-      const issue = issueByNumber.get(repoId, number)
-      if (issue === undefined) throw httpErrors.notFound(`issue ${number} not found in repository ${repoId}`)
-      if (change.title !== undefined) setTitle.run(change.title, issue.id)
+    async updateIssue (repoId: number, number: number, change: { title?: string, state?: 'open' | 'closed' }): Promise<IssueRow> {
+      const issue = await requireIssue(db, repoId, number)
+      if (change.title !== undefined) await db.updateTable('issues').set({ title: change.title }).where('id', '=', issue.id).execute()
       if (change.state !== undefined && change.state !== issue.state) {
-        setState.run(change.state, issue.id)
-        setPlacementsOpen.run(change.state === 'open' ? 1 : 0, issue.id)
+        await db.updateTable('issues').set({ state: change.state }).where('id', '=', issue.id).execute()
+        await db.updateTable('placements').set({ is_open: change.state === 'open' ? 1 : 0 }).where('issue_id', '=', issue.id).execute()
       }
-      return issueByNumber.get(repoId, number)!
+      return await requireIssue(db, repoId, number)
     },
 
-    createMilestone (repoId: number, number: number, title: string): { repo_id: number, number: number, title: string } {
-      requireRepository(repoId)
-      try {
-        insertMilestone.run(repoId, number, title)
-      } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-          throw httpErrors.conflict(`milestone ${number} already exists in repository ${repoId}`)
-        }
-        throw err
-      }
+    async createMilestone (repoId: number, number: number, title: string): Promise<Milestone> {
+      await requireRepository(repoId)
+      const inserted = await db.insertInto('milestones').values({ repo_id: repoId, number, title, start_date: null })
+        .onConflict((oc) => oc.columns(['repo_id', 'number']).doNothing()).returning('number').executeTakeFirst()
+      if (inserted === undefined) throw new Conflict(`milestone ${number} already exists in repository ${repoId}`)
       return { repo_id: repoId, number, title }
     }
   }

@@ -1,17 +1,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Db } from './connection.js'
+import { sql } from 'kysely'
+import type { Static } from '../schemas/common.js'
+import type { AdminUser } from '../schemas/admin.js'
+import type { PermissionName as PermissionNameSchema } from '../schemas/fixture.js'
+import { Conflict, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
+import type { Executor } from './transaction.js'
 
-export interface User {
-  id: number
-  login: string
-}
-
-export type PermissionName = 'read' | 'write' | 'push' | 'admin' | 'none'
+export type User = Static<typeof AdminUser>
+export type PermissionName = Static<typeof PermissionNameSchema>
 export type AccessLevel = 'read' | 'write' | 'admin'
 
 export const LEVELS: Record<PermissionName, number> = { none: 0, read: 1, write: 2, push: 2, admin: 3 }
-export const LEVEL_NAMES = ['none', 'read', 'write', 'admin'] as const
 
 /** Tokens are kept only as SHA-256 digests (they are random, so no salt or slow hash is needed). */
 export function hashToken (token: string): string {
@@ -22,72 +22,86 @@ export function generateToken (): string {
   return randomBytes(24).toString('base64url')
 }
 
+/** Logins compare case-insensitively, as on the issue-hosting platforms. */
+const sameLogin = (login: string) => sql<boolean>`lower(login) = lower(${login})`
+
 /** Users, their tokens and their per-repository permissions. */
-export function createUsersRepository (db: Db) {
-  const byHash = db.prepare<[string], { id: number, login: string, token_hash: string }>(
-    'SELECT id, login, token_hash FROM users WHERE token_hash = ?')
-  const byLogin = db.prepare<[string], User>('SELECT id, login FROM users WHERE login = ?')
-  const byId = db.prepare<[number], User>('SELECT id, login FROM users WHERE id = ?')
-  const all = db.prepare<[], User>('SELECT id, login FROM users ORDER BY id')
-  const insert = db.prepare<[number | null, string, string | null, string]>(
-    'INSERT INTO users (id, login, token_hash, created_at) VALUES (?, ?, ?, ?)')
-  const setHash = db.prepare<[string | null, number]>('UPDATE users SET token_hash = ? WHERE id = ?')
-  const level = db.prepare<[number, number], { level: number }>(
-    'SELECT level FROM permissions WHERE user_id = ? AND repo_id = ?')
-  const upsertPermission = db.prepare<[number, number, number]>(`
-    INSERT INTO permissions (user_id, repo_id, level) VALUES (?, ?, ?)
-    ON CONFLICT (user_id, repo_id) DO UPDATE SET level = excluded.level`)
-  const deletePermission = db.prepare<[number, number]>('DELETE FROM permissions WHERE user_id = ? AND repo_id = ?')
-  const readable = db.prepare<[number], { repo_id: number }>(
-    'SELECT repo_id FROM permissions WHERE user_id = ? AND level >= 1')
+export function createUsersRepository (db: Executor) {
+  const byLogin = async (login: string): Promise<User | undefined> =>
+    await db.selectFrom('users').select(['id', 'login']).where(sameLogin(login)).executeTakeFirst()
+
+  const byId = async (id: number): Promise<User | undefined> =>
+    await db.selectFrom('users').select(['id', 'login']).where('id', '=', id).executeTakeFirst()
 
   return {
     /** The user owning this token, or undefined. The digest is compared in constant time. */
-    findByToken (token: string): User | undefined {
+    async findByToken (token: string): Promise<User | undefined> {
       const digest = hashToken(token)
-      const row = byHash.get(digest)
-      if (row === undefined) return undefined
+      const row = await db.selectFrom('users').select(['id', 'login', 'token_hash']).where('token_hash', '=', digest).executeTakeFirst()
+      if (row === undefined || row.token_hash === null) return undefined
       const a = Buffer.from(row.token_hash, 'hex')
       const b = Buffer.from(digest, 'hex')
       return a.length === b.length && timingSafeEqual(a, b) ? { id: row.id, login: row.login } : undefined
     },
 
-    byLogin (login: string): User | undefined {
-      return byLogin.get(login)
+    byLogin,
+
+    async requireLogin (login: string): Promise<User> {
+      const user = await byLogin(login)
+      if (user === undefined) throw new NotFound(`user '${login}' not found`)
+      return user
     },
 
-    byId (id: number): User | undefined {
-      return byId.get(id)
+    byId,
+
+    async list (): Promise<User[]> {
+      return await db.selectFrom('users').select(['id', 'login']).orderBy('id').execute()
     },
 
-    list (): User[] {
-      return all.all()
-    },
-
-    create (login: string, id?: number, token?: string): User {
-      const info = insert.run(id ?? null, login, token === undefined ? null : hashToken(token), nowIso())
-      return { id: Number(info.lastInsertRowid), login }
+    /** Creates a user; a taken login or id is a conflict. */
+    async create (login: string, id?: number, token?: string): Promise<User> {
+      if (await byLogin(login) !== undefined) throw new Conflict(`login '${login}' already exists`)
+      if (id !== undefined && await byId(id) !== undefined) throw new Conflict(`user id ${id} already exists`)
+      const row = await db.insertInto('users')
+        .values({ ...(id === undefined ? {} : { id }), login, token_hash: token === undefined ? null : hashToken(token), created_at: nowIso() })
+        .returning('id').executeTakeFirstOrThrow()
+      return { id: Number(row.id), login }
     },
 
     /** Makes a new token; the previous one stops working. Returns the token (shown once). */
-    regenerateToken (userId: number): string {
+    async regenerateToken (userId: number): Promise<string> {
       const token = generateToken()
-      setHash.run(hashToken(token), userId)
+      await db.updateTable('users').set({ token_hash: hashToken(token) }).where('id', '=', userId).execute()
       return token
     },
 
-    level (userId: number, repoId: number): number {
-      return level.get(userId, repoId)?.level ?? 0
+    async level (userId: number, repoId: number): Promise<number> {
+      const row = await db.selectFrom('permissions').select('level').where('user_id', '=', userId).where('repo_id', '=', repoId).executeTakeFirst()
+      return row?.level ?? 0
     },
 
-    readableRepositories (userId: number): Set<number> {
-      return new Set(readable.all(userId).map((r) => r.repo_id))
+    /** Each repository's level for the user, 0 where none. */
+    async levels (userId: number, repoIds: number[]): Promise<Map<number, number>> {
+      const out = new Map(repoIds.map((id) => [id, 0]))
+      if (repoIds.length === 0) return out
+      const rows = await db.selectFrom('permissions').select(['repo_id', 'level']).where('user_id', '=', userId).where('repo_id', 'in', repoIds).execute()
+      for (const row of rows) out.set(Number(row.repo_id), row.level)
+      return out
     },
 
-    setPermission (userId: number, repoId: number, permission: PermissionName): void {
-      const value = LEVELS[permission]
-      if (value === 0) deletePermission.run(userId, repoId)
-      else upsertPermission.run(userId, repoId, value)
+    async readableRepositories (userId: number): Promise<Set<number>> {
+      const rows = await db.selectFrom('permissions').select('repo_id').where('user_id', '=', userId).where('level', '>=', 1).execute()
+      return new Set(rows.map((r) => Number(r.repo_id)))
+    },
+
+    async setPermission (userId: number, repoId: number, permission: PermissionName): Promise<void> {
+      const level = LEVELS[permission]
+      if (level === 0) {
+        await db.deleteFrom('permissions').where('user_id', '=', userId).where('repo_id', '=', repoId).execute()
+        return
+      }
+      await db.insertInto('permissions').values({ user_id: userId, repo_id: repoId, level })
+        .onConflict((oc) => oc.columns(['user_id', 'repo_id']).doUpdateSet({ level })).execute()
     }
   }
 }

@@ -1,10 +1,13 @@
-import { httpErrors } from '@fastify/sensible'
 import { randomUUID } from 'node:crypto'
-import type { Db } from './connection.js'
+import { sql } from 'kysely'
+import type { Static } from '../schemas/common.js'
+import type { Delivery, Webhook as WebhookSchema } from '../schemas/webhooks.js'
+import { Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
+import { writeTransaction, type Executor } from './transaction.js'
 
-export interface Webhook { id: string, repo_id: number, url: string, description: string | null, created_at: string }
-export interface WebhookTarget { id: string, url: string, secret: string | null }
+export type Webhook = Static<typeof WebhookSchema>
+export type DeliveryLogEntry = Static<typeof Delivery>
 
 export interface PendingDelivery {
   seq: number
@@ -19,116 +22,107 @@ export interface PendingDelivery {
   secret: string | null
 }
 
-export interface DeliveryLogEntry {
-  id: string
-  event_type: string
-  status: 'pending' | 'delivered' | 'failed'
-  attempts: number
-  last_status_code: number | null
-  last_error: string | null
-  next_attempt_at: string | null
-  created_at: string
-  delivered_at: string | null
+const WEBHOOK_COLUMNS = ['id', 'repo_id', 'url', 'description', 'created_at'] as const
+const toWebhook = (row: Webhook): Webhook => ({ ...row, repo_id: Number(row.repo_id) })
+
+/** Writes one delivery per webhook of the repository; call inside the change's transaction. */
+export async function enqueueDeliveries (trx: Executor, repoId: number, eventType: string, body: string): Promise<number> {
+  const hooks = await trx.selectFrom('webhooks').select('id').where('repo_id', '=', repoId).execute()
+  const now = Date.now()
+  const created = nowIso()
+  for (const hook of hooks) {
+    await trx.insertInto('webhook_deliveries').values({
+      id: randomUUID(), webhook_id: hook.id, event_type: eventType, body, next_attempt_at: now, created_at: created,
+      last_status_code: null, last_error: null, delivered_at: null
+    }).execute()
+  }
+  return hooks.length
 }
 
 /** Webhook configuration and the outbox of deliveries the worker sends. */
-export function createWebhooksRepository (db: Db) {
-  const insert = db.prepare<[string, number, string, string | null, string | null, string]>(
-    'INSERT INTO webhooks (id, repo_id, url, description, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-  const byId = db.prepare<[string], Webhook>('SELECT id, repo_id, url, description, created_at FROM webhooks WHERE id = ?')
-  const forRepo = db.prepare<[number], Webhook>(
-    'SELECT id, repo_id, url, description, created_at FROM webhooks WHERE repo_id = ? ORDER BY created_at, rowid')
-  const targets = db.prepare<[number], WebhookTarget>('SELECT id, url, secret FROM webhooks WHERE repo_id = ?')
-  const hasAny = db.prepare<[number], { one: number }>('SELECT 1 AS one FROM webhooks WHERE repo_id = ? LIMIT 1')
-  const remove = db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?')
-  const enqueue = db.prepare<[string, string, string, string, number, string]>(`
-    INSERT INTO webhook_deliveries (id, webhook_id, event_type, body, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-  // The oldest pending delivery of each webhook: deliveries to one webhook go out in order.
-  const heads = db.prepare<[], PendingDelivery>(`
-    SELECT d.seq, d.next_attempt_at, d.id, d.webhook_id, d.event_type, d.body, d.attempts, w.url, w.secret
-    FROM (SELECT webhook_id, min(seq) AS seq FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id) h
-    JOIN webhook_deliveries d ON d.seq = h.seq
-    JOIN webhooks w ON w.id = d.webhook_id
-    ORDER BY d.next_attempt_at, d.seq`)
-  const delivered = db.prepare<[number, number, string, number]>(`
-    UPDATE webhook_deliveries SET status = 'delivered', attempts = ?, last_status_code = ?, last_error = NULL, delivered_at = ?
-    WHERE seq = ?`)
-  const retry = db.prepare<[number, number | null, string | null, number, number]>(`
-    UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ? WHERE seq = ?`)
-  const failed = db.prepare<[number, number | null, string | null, number]>(`
-    UPDATE webhook_deliveries SET status = 'failed', attempts = ?, last_status_code = ?, last_error = ? WHERE seq = ?`)
-  const log = db.prepare<[string, number, number], Omit<DeliveryLogEntry, 'next_attempt_at'> & { next_attempt_at: number }>(`
-    SELECT id, event_type, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at
-    FROM webhook_deliveries WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`)
-  const seqOf = db.prepare<[string, string], { seq: number }>('SELECT seq FROM webhook_deliveries WHERE id = ? AND webhook_id = ?')
+export function createWebhooksRepository (db: Executor) {
+  const byId = async (id: string): Promise<Webhook | undefined> => {
+    const row = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toWebhook(row)
+  }
 
   return {
-    create (repoId: number, url: string, description: string | null, secret: string | null): Webhook {
+    byId,
+
+    async create (repoId: number, url: string, description: string | null, secret: string | null): Promise<Webhook> {
       const id = newObjectId()
-      insert.run(id, repoId, url, description, secret, nowIso())
-      return byId.get(id)!
+      await writeTransaction(db, async (trx) => {
+        await trx.insertInto('webhooks').values({
+          id, seq: sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM webhooks)`, repo_id: repoId, url, description, secret, created_at: nowIso()
+        }).execute()
+      })
+      return (await byId(id))!
     },
 
-    byId (id: string): Webhook | undefined {
-      return byId.get(id)
+    async list (repoId: number): Promise<Webhook[]> {
+      const rows = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('repo_id', '=', repoId).orderBy('created_at').orderBy('seq').execute()
+      return rows.map(toWebhook)
     },
 
-    requireWebhook (id: string): Webhook {
-      const hook = byId.get(id)
-      if (hook === undefined) throw httpErrors.notFound(`webhook ${id} not found`)
-      return hook
+    async remove (id: string): Promise<void> {
+      await writeTransaction(db, async (trx) => { await trx.deleteFrom('webhooks').where('id', '=', id).execute() })
     },
 
-    list (repoId: number): Webhook[] {
-      return forRepo.all(repoId)
+    async hasWebhooks (repoId: number): Promise<boolean> {
+      return await db.selectFrom('webhooks').select('id').where('repo_id', '=', repoId).limit(1).executeTakeFirst() !== undefined
     },
 
-    remove (id: string): void {
-      remove.run(id)
+    /** The oldest pending delivery of every webhook, soonest due first: one webhook's go out in order. */
+    async heads (): Promise<PendingDelivery[]> {
+      const { rows } = await sql<PendingDelivery>`
+        SELECT d.seq, d.next_attempt_at, d.id, d.webhook_id, d.event_type, d.body, d.attempts, w.url, w.secret
+        FROM (SELECT webhook_id, min(seq) AS seq FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id) h
+        JOIN webhook_deliveries d ON d.seq = h.seq
+        JOIN webhooks w ON w.id = d.webhook_id
+        ORDER BY d.next_attempt_at, d.seq`.execute(db)
+      return rows.map((row) => ({ ...row, seq: Number(row.seq), next_attempt_at: Number(row.next_attempt_at), attempts: Number(row.attempts) }))
     },
 
-    hasWebhooks (repoId: number): boolean {
-      return hasAny.get(repoId) !== undefined
+    async markDelivered (seq: number, attempts: number, statusCode: number): Promise<void> {
+      await db.updateTable('webhook_deliveries')
+        .set({ status: 'delivered', attempts, last_status_code: statusCode, last_error: null, delivered_at: nowIso() })
+        .where('seq', '=', seq).execute()
     },
 
-    /** Writes one delivery per webhook of the repository; call inside the change's transaction. */
-    enqueue (repoId: number, eventType: string, body: string): number {
-      const now = Date.now()
-      const created = nowIso()
-      const hooks = targets.all(repoId)
-      for (const hook of hooks) enqueue.run(randomUUID(), hook.id, eventType, body, now, created)
-      return hooks.length
+    async markRetry (seq: number, attempts: number, statusCode: number | null, error: string | null, nextAttemptAt: number): Promise<void> {
+      await db.updateTable('webhook_deliveries')
+        .set({ attempts, last_status_code: statusCode, last_error: error, next_attempt_at: nextAttemptAt })
+        .where('seq', '=', seq).execute()
     },
 
-    /** The oldest pending delivery of every webhook, soonest due first. */
-    heads (): PendingDelivery[] {
-      return heads.all()
-    },
-
-    markDelivered (seq: number, attempts: number, statusCode: number): void {
-      delivered.run(attempts, statusCode, nowIso(), seq)
-    },
-
-    markRetry (seq: number, attempts: number, statusCode: number | null, error: string | null, nextAttemptAt: number): void {
-      retry.run(attempts, statusCode, error, nextAttemptAt, seq)
-    },
-
-    markFailed (seq: number, attempts: number, statusCode: number | null, error: string | null): void {
-      failed.run(attempts, statusCode, error, seq)
+    async markFailed (seq: number, attempts: number, statusCode: number | null, error: string | null): Promise<void> {
+      await db.updateTable('webhook_deliveries')
+        .set({ status: 'failed', attempts, last_status_code: statusCode, last_error: error })
+        .where('seq', '=', seq).execute()
     },
 
     /** Newest first; `before` (a delivery id of this webhook) pages back to older ones. */
-    deliveries (webhookId: string, limit = 100, before?: string): DeliveryLogEntry[] {
-      let below = Number.MAX_SAFE_INTEGER
+    async deliveries (webhookId: string, limit = 100, before?: string): Promise<DeliveryLogEntry[]> {
+      let query = db.selectFrom('webhook_deliveries')
+        .select(['id', 'event_type', 'status', 'attempts', 'last_status_code', 'last_error', 'next_attempt_at', 'created_at', 'delivered_at'])
+        .where('webhook_id', '=', webhookId)
       if (before !== undefined) {
-        const row = seqOf.get(before, webhookId)
-        if (row === undefined) throw httpErrors.badRequest(`querystring/before: delivery ${before} is not a delivery of webhook ${webhookId}`)
-        below = row.seq
+        const row = await db.selectFrom('webhook_deliveries').select('seq').where('id', '=', before).where('webhook_id', '=', webhookId).executeTakeFirst()
+        if (row === undefined) throw new Invalid(`querystring/before: delivery ${before} is not a delivery of webhook ${webhookId}`)
+        query = query.where('seq', '<', row.seq)
       }
-      return log.all(webhookId, below, limit).map((row) => ({
+      const rows = await query.orderBy('seq', 'desc').limit(limit).execute()
+      return rows.map((row) => ({
         ...row,
-        next_attempt_at: row.status === 'pending' ? new Date(row.next_attempt_at).toISOString() : null
+        attempts: Number(row.attempts),
+        next_attempt_at: row.status === 'pending' ? new Date(Number(row.next_attempt_at)).toISOString() : null
       }))
+    },
+
+    async requireWebhook (id: string): Promise<Webhook> {
+      const hook = await byId(id)
+      if (hook === undefined) throw new NotFound(`webhook ${id} not found`)
+      return hook
     }
   }
 }

@@ -1,19 +1,14 @@
-import { httpErrors } from '@fastify/sensible'
-import type { Db } from './connection.js'
+import { sql } from 'kysely'
+import type { Static } from '../schemas/common.js'
+import type { AdminWorkspace } from '../schemas/admin.js'
+import type { Workspace } from '../schemas/boards.js'
+import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
+import type { Executor } from './transaction.js'
 
-export interface Workspace {
-  id: string
-  name: string
-  description: string | null
-  repositories: number[]
-}
-
-export interface Pipeline {
-  id: string
-  name: string
-  workspace_id: string
-}
+export type WorkspaceData = Static<typeof Workspace>
+export type WorkspaceWithPipelines = Static<typeof AdminWorkspace>
+export interface Pipeline { id: string, name: string, workspace_id: string }
 
 export interface NewWorkspace {
   id?: string
@@ -33,141 +28,130 @@ export interface WorkspaceChange {
   pipelines?: Array<{ id?: string, name: string }>
 }
 
-interface WorkspaceRow { id: string, name: string, description: string | null, repos: string | null }
-
-const WORKSPACE_SELECT = `
-  SELECT w.id, w.name, w.description,
-         (SELECT group_concat(repo_id) FROM (
-            SELECT repo_id FROM workspace_repositories WHERE workspace_id = w.id ORDER BY repo_id)) AS repos
-  FROM workspaces w`
-
-function toWorkspace (row: WorkspaceRow): Workspace {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    repositories: row.repos === null ? [] : row.repos.split(',').map(Number)
-  }
-}
-
 /** Workspaces, their repositories and their ordered pipelines. */
-export function createWorkspacesRepository (db: Db) {
-  const byId = db.prepare<[string], WorkspaceRow>(`${WORKSPACE_SELECT} WHERE w.id = ?`)
-  const forRepo = db.prepare<[number], WorkspaceRow>(`${WORKSPACE_SELECT}
-    JOIN workspace_repositories wr ON wr.workspace_id = w.id
-    WHERE wr.repo_id = ? ORDER BY w.created_at, w.seq`)
-  const oldest = db.prepare<[number], { id: string }>(`
-    SELECT w.id FROM workspaces w JOIN workspace_repositories wr ON wr.workspace_id = w.id
-    WHERE wr.repo_id = ? ORDER BY w.created_at, w.seq LIMIT 1`)
-  const holds = db.prepare<[string, number], { one: number }>(
-    'SELECT 1 AS one FROM workspace_repositories WHERE workspace_id = ? AND repo_id = ?')
-  const pipelines = db.prepare<[string], Pipeline>(
-    'SELECT id, name, workspace_id FROM pipelines WHERE workspace_id = ? ORDER BY sort_order')
-  const pipelineById = db.prepare<[string], Pipeline>('SELECT id, name, workspace_id FROM pipelines WHERE id = ?')
-  const insertWorkspace = db.prepare<[string, string, string | null, string]>(
-    'INSERT INTO workspaces (id, name, description, created_at) VALUES (?, ?, ?, ?)')
-  const updateWorkspace = db.prepare<[string, string | null, string]>(
-    'UPDATE workspaces SET name = ?, description = ? WHERE id = ?')
-  const insertPipeline = db.prepare<[string, string, string, number]>(
-    'INSERT INTO pipelines (id, workspace_id, name, sort_order) VALUES (?, ?, ?, ?)')
-  const updatePipeline = db.prepare<[string, number, string]>('UPDATE pipelines SET name = ?, sort_order = ? WHERE id = ?')
-  const repoExists = db.prepare<[number], { id: number }>('SELECT id FROM repositories WHERE id = ?')
-  const linkRepo = db.prepare<[string, number]>('INSERT INTO workspace_repositories (workspace_id, repo_id) VALUES (?, ?)')
-  const unlinkRepo = db.prepare<[string, number]>('DELETE FROM workspace_repositories WHERE workspace_id = ? AND repo_id = ?')
-  const placeRepoIssues = db.prepare<[string, string, number]>(`
-    INSERT INTO placements (issue_id, workspace_id, pipeline_id, repo_id, number, is_open)
-    SELECT id, ?, ?, repo_id, number, state = 'open' FROM issues WHERE repo_id = ?`)
-  const removeRepoPlacements = db.prepare<[string, number]>('DELETE FROM placements WHERE workspace_id = ? AND repo_id = ?')
-
-  function requireWorkspace (id: string): Workspace {
-    const row = byId.get(id)
-    if (row === undefined) throw httpErrors.notFound(`workspace ${id} not found`)
-    return toWorkspace(row)
+export function createWorkspacesRepository (db: Executor) {
+  /** The workspaces' repositories, in repository order, by workspace id (one query for all). */
+  async function repositoriesOf (ids: string[]): Promise<Map<string, number[]>> {
+    const out = new Map(ids.map((id) => [id, [] as number[]]))
+    if (ids.length === 0) return out
+    const rows = await db.selectFrom('workspace_repositories').select(['workspace_id', 'repo_id'])
+      .where('workspace_id', 'in', ids).orderBy('repo_id').execute()
+    for (const row of rows) out.get(row.workspace_id)!.push(Number(row.repo_id))
+    return out
   }
 
-  function addRepository (workspaceId: string, repoId: number, firstPipelineId: string): void {
-    if (repoExists.get(repoId) === undefined) throw httpErrors.badRequest(`repository ${repoId} does not exist`)
-    if (holds.get(workspaceId, repoId) !== undefined) throw httpErrors.badRequest(`repository ${repoId} is already in workspace ${workspaceId}`)
-    linkRepo.run(workspaceId, repoId)
-    placeRepoIssues.run(workspaceId, firstPipelineId, repoId)
+  async function byId (id: string): Promise<WorkspaceData | undefined> {
+    const row = await db.selectFrom('workspaces').select(['id', 'name', 'description']).where('id', '=', id).executeTakeFirst()
+    if (row === undefined) return undefined
+    return { ...row, repositories: (await repositoriesOf([id])).get(id)! }
+  }
+
+  async function requireWorkspace (id: string): Promise<WorkspaceData> {
+    const workspace = await byId(id)
+    if (workspace === undefined) throw new NotFound(`workspace ${id} not found`)
+    return workspace
+  }
+
+  async function pipelines (workspaceId: string): Promise<Pipeline[]> {
+    return await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('workspace_id', '=', workspaceId).orderBy('sort_order').execute()
+  }
+
+  async function pipeline (id: string): Promise<Pipeline | undefined> {
+    return await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('id', '=', id).executeTakeFirst()
+  }
+
+  async function holds (workspaceId: string, repoId: number): Promise<boolean> {
+    const row = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId).where('repo_id', '=', repoId).executeTakeFirst()
+    return row !== undefined
+  }
+
+  async function addRepository (workspaceId: string, repoId: number, firstPipelineId: string): Promise<void> {
+    const exists = await db.selectFrom('repositories').select('id').where('id', '=', repoId).executeTakeFirst()
+    if (exists === undefined) throw new Invalid(`repository ${repoId} does not exist`)
+    if (await holds(workspaceId, repoId)) throw new Invalid(`repository ${repoId} is already in workspace ${workspaceId}`)
+    await db.insertInto('workspace_repositories').values({ workspace_id: workspaceId, repo_id: repoId }).execute()
+    await sql`
+      INSERT INTO placements (issue_id, workspace_id, pipeline_id, repo_id, number, is_open, position, rank)
+      SELECT id, ${workspaceId}, ${firstPipelineId}, repo_id, number, CASE WHEN state = 'open' THEN 1 ELSE 0 END, NULL,
+             17592186044416 + number * 1048576
+      FROM issues WHERE repo_id = ${repoId}`.execute(db)
+  }
+
+  const withPipelines = async (id: string): Promise<WorkspaceWithPipelines> => {
+    const workspace = await requireWorkspace(id)
+    return { ...workspace, pipelines: (await pipelines(id)).map((p) => ({ id: p.id, name: p.name })) }
   }
 
   return {
+    byId,
     requireWorkspace,
-
-    byId (id: string): Workspace | undefined {
-      const row = byId.get(id)
-      return row === undefined ? undefined : toWorkspace(row)
-    },
+    pipelines,
+    pipeline,
+    holds,
 
     /** Workspaces holding the repository, oldest first. */
-    forRepository (repoId: number): Workspace[] {
-      return forRepo.all(repoId).map(toWorkspace)
+    async forRepository (repoId: number): Promise<WorkspaceData[]> {
+      const rows = await db.selectFrom('workspaces as w').innerJoin('workspace_repositories as wr', 'wr.workspace_id', 'w.id')
+        .select(['w.id', 'w.name', 'w.description']).where('wr.repo_id', '=', repoId).orderBy('w.created_at').orderBy('w.seq').execute()
+      const repos = await repositoriesOf(rows.map((r) => r.id))
+      return rows.map((row) => ({ ...row, repositories: repos.get(row.id)! }))
     },
 
     /** The earliest created workspace holding the repository (what p1 operations act on). */
-    oldestFor (repoId: number): string | undefined {
-      return oldest.get(repoId)?.id
+    async oldestFor (repoId: number): Promise<string | undefined> {
+      const row = await db.selectFrom('workspaces as w').innerJoin('workspace_repositories as wr', 'wr.workspace_id', 'w.id')
+        .select('w.id').where('wr.repo_id', '=', repoId).orderBy('w.created_at').orderBy('w.seq').limit(1).executeTakeFirst()
+      return row?.id
     },
 
-    holds (workspaceId: string, repoId: number): boolean {
-      return holds.get(workspaceId, repoId) !== undefined
-    },
-
-    pipelines (workspaceId: string): Pipeline[] {
-      return pipelines.all(workspaceId)
-    },
-
-    pipeline (id: string): Pipeline | undefined {
-      return pipelineById.get(id)
-    },
-
-    create (input: NewWorkspace): Workspace & { pipelines: Pipeline[] } {
-      if (input.pipelines.length === 0) throw httpErrors.badRequest('a workspace needs at least one pipeline')
+    async create (input: NewWorkspace): Promise<WorkspaceWithPipelines> {
+      if (input.pipelines.length === 0) throw new Invalid('a workspace needs at least one pipeline')
       const id = input.id ?? newObjectId()
-      if (byId.get(id) !== undefined) throw httpErrors.conflict(`workspace ${id} already exists`)
-      insertWorkspace.run(id, input.name, input.description ?? null, input.created_at ?? nowIso())
-      input.pipelines.forEach((p, i) => {
-        const pipeline = typeof p === 'string' ? { name: p } : p
-        const pid = pipeline.id ?? newObjectId()
-        if (pipelineById.get(pid) !== undefined) throw httpErrors.conflict(`pipeline ${pid} already exists`)
-        insertPipeline.run(pid, id, pipeline.name, i)
-      })
-      const first = pipelines.all(id)[0]
-      for (const repoId of new Set(input.repositories)) addRepository(id, repoId, first.id)
-      return { ...requireWorkspace(id), pipelines: pipelines.all(id) }
+      if (await byId(id) !== undefined) throw new Conflict(`workspace ${id} already exists`)
+      await db.insertInto('workspaces').values({ id, name: input.name, description: input.description ?? null, created_at: input.created_at ?? nowIso() }).execute()
+      for (const [i, p] of input.pipelines.entries()) {
+        const entry = typeof p === 'string' ? { name: p } : p
+        const pid = entry.id ?? newObjectId()
+        if (await pipeline(pid) !== undefined) throw new Conflict(`pipeline ${pid} already exists`)
+        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i }).execute()
+      }
+      const first = (await pipelines(id))[0]
+      for (const repoId of new Set(input.repositories)) await addRepository(id, repoId, first.id)
+      return await withPipelines(id)
     },
 
-    update (id: string, change: WorkspaceChange): Workspace & { pipelines: Pipeline[] } {
-      const current = requireWorkspace(id)
-      updateWorkspace.run(change.name ?? current.name,
-        change.description === undefined ? current.description : change.description, id)
+    async update (id: string, change: WorkspaceChange): Promise<WorkspaceWithPipelines> {
+      const current = await requireWorkspace(id)
+      await db.updateTable('workspaces').set({
+        name: change.name ?? current.name,
+        description: change.description === undefined ? current.description : change.description
+      }).where('id', '=', id).execute()
       if (change.pipelines !== undefined) {
-        const existing = new Set(pipelines.all(id).map((p) => p.id))
+        const existing = new Set((await pipelines(id)).map((p) => p.id))
         const listed = new Set<string>()
-        change.pipelines.forEach((p, i) => {
+        for (const [i, p] of change.pipelines.entries()) {
           if (p.id === undefined) {
-            insertPipeline.run(newObjectId(), id, p.name, i)
-          } else {
-            if (!existing.has(p.id)) throw httpErrors.badRequest(`pipeline ${p.id} is not in workspace ${id}`)
-            if (listed.has(p.id)) throw httpErrors.badRequest(`pipeline ${p.id} is listed twice`)
-            listed.add(p.id)
-            updatePipeline.run(p.name, i, p.id)
+            await db.insertInto('pipelines').values({ id: newObjectId(), workspace_id: id, name: p.name, sort_order: i }).execute()
+            continue
           }
-        })
+          if (!existing.has(p.id)) throw new Invalid(`pipeline ${p.id} is not in workspace ${id}`)
+          if (listed.has(p.id)) throw new Invalid(`pipeline ${p.id} is listed twice`)
+          listed.add(p.id)
+          await db.updateTable('pipelines').set({ name: p.name, sort_order: i }).where('id', '=', p.id).execute()
+        }
         const missing = [...existing].filter((p) => !listed.has(p))
         if (missing.length > 0) {
-          throw httpErrors.badRequest(`pipelines must list every existing pipeline (missing ${missing.join(', ')}); pipelines cannot be removed`)
+          throw new Invalid(`pipelines must list every existing pipeline (missing ${missing.join(', ')}); pipelines cannot be removed`)
         }
       }
-      const first = pipelines.all(id)[0]
-      for (const repoId of change.add_repositories ?? []) addRepository(id, repoId, first.id)
+      const first = (await pipelines(id))[0]
+      for (const repoId of change.add_repositories ?? []) await addRepository(id, repoId, first.id)
       for (const repoId of change.remove_repositories ?? []) {
-        if (holds.get(id, repoId) === undefined) throw httpErrors.badRequest(`repository ${repoId} is not in workspace ${id}`)
-        removeRepoPlacements.run(id, repoId)
-        unlinkRepo.run(id, repoId)
+        if (!await holds(id, repoId)) throw new Invalid(`repository ${repoId} is not in workspace ${id}`)
+        await db.deleteFrom('placements').where('workspace_id', '=', id).where('repo_id', '=', repoId).execute()
+        await db.deleteFrom('workspace_repositories').where('workspace_id', '=', id).where('repo_id', '=', repoId).execute()
       }
-      return { ...requireWorkspace(id), pipelines: pipelines.all(id) }
+      return await withPipelines(id)
     }
   }
 }

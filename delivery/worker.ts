@@ -46,6 +46,9 @@ export class DeliveryWorker {
   private stopped = true
   private readonly inFlight = new Map<string, { controller: AbortController, done: Promise<void>, retry: boolean }>()
   private retriesInFlight = 0
+  private scanning = false
+  private scanned: Promise<void> = Promise.resolve()
+  private rescan = false
 
   constructor (
     private readonly outbox: WebhooksRepository,
@@ -67,6 +70,7 @@ export class DeliveryWorker {
   async stop (): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    await this.scanned
     for (const { controller } of this.inFlight.values()) controller.abort()
     await Promise.all([...this.inFlight.values()].map((f) => f.done))
   }
@@ -78,11 +82,27 @@ export class DeliveryWorker {
   }
 
   private tick (): void {
-    if (this.stopped) return
-    const now = Date.now()
+    if (this.stopped || this.scanning) {
+      this.rescan ||= this.scanning
+      return
+    }
+    this.scanning = true
+    this.scanned = this.scan().finally(() => {
+      this.scanning = false
+      if (this.rescan) {
+        this.rescan = false
+        this.poke()
+      }
+    }).catch(() => {})
+  }
+
+  private async scan (): Promise<void> {
     try {
+      const heads = await this.outbox.heads()
+      if (this.stopped) return
+      const now = Date.now()
       let next = Number.POSITIVE_INFINITY
-      for (const head of this.outbox.heads()) {
+      for (const head of heads) {
         if (this.inFlight.has(head.webhook_id)) continue
         if (head.next_attempt_at > now) next = Math.min(next, head.next_attempt_at)
         else if (this.inFlight.size < this.options.concurrency && (head.attempts === 0 || this.retriesInFlight < this.options.retryConcurrency)) this.launch(head)
@@ -114,17 +134,17 @@ export class DeliveryWorker {
     if (this.stopped && stop.aborted) return
     const attempts = delivery.attempts + 1
     if (outcome.ok) {
-      this.outbox.markDelivered(delivery.seq, attempts, outcome.status)
+      await this.outbox.markDelivered(delivery.seq, attempts, outcome.status)
       return
     }
     if (outcome.permanent || attempts >= this.options.maxAttempts) {
-      this.outbox.markFailed(delivery.seq, attempts, outcome.status, outcome.error)
+      await this.outbox.markFailed(delivery.seq, attempts, outcome.status, outcome.error)
       this.log.warn({ delivery: delivery.id, webhook: delivery.webhook_id, attempts, status: outcome.status, error: outcome.error }, 'webhook delivery failed')
       return
     }
     const backoff = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** (attempts - 1))
     const jittered = Math.round(backoff * (0.75 + Math.random() * 0.5))
-    this.outbox.markRetry(delivery.seq, attempts, outcome.status, outcome.error, Date.now() + jittered)
+    await this.outbox.markRetry(delivery.seq, attempts, outcome.status, outcome.error, Date.now() + jittered)
   }
 
   private async post (delivery: PendingDelivery, stop: AbortSignal): Promise<Outcome> {

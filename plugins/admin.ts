@@ -1,14 +1,14 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { createAdminOperations } from '../db/admin.js'
+import { createAdminOperations } from '../services/admin.js'
 import type { PermissionName } from '../db/users.js'
 import {
   AdminIssue, AdminMilestone, AdminRepository, AdminUser, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
-  CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams, LoginParams,
+  CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams,
   PermissionBody, PermissionParams, PermissionReply, TokenReply, UpdateIssueBody, UpdateWorkspaceBody, WorkspaceParams
 } from '../schemas/admin.js'
-import { Type, errorResponses, ErrorBody, RepoParams } from '../schemas/common.js'
+import { Type, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
 
 export interface AdminPluginOptions {
   /** `Authorization: Bearer <adminToken>` opens the admin API */
@@ -18,10 +18,10 @@ export interface AdminPluginOptions {
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
 const errors = { ...errorResponses, 409: ErrorBody }
 
-/** The admin API (DESIGN.md section 6): users, tokens, repositories, issues, workspaces, import. */
+/** The admin API (README, "Admin API and CLI"): users, tokens, repositories, issues, workspaces, import. */
 const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastify, opts) => {
   const expected = digest(opts.adminToken)
-  const admin = createAdminOperations(fastify.planningDb)
+  const admin = createAdminOperations(fastify.planningStore)
 
   fastify.addHook('onRequest', async (request) => {
     const header = request.headers.authorization ?? ''
@@ -35,62 +35,62 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   fastify.post('/import', {
     bodyLimit: 16 * 1024 * 1024,
     schema: { tags, summary: 'Merge a fixture, all or nothing', body: Fixture, response: { 200: ImportReply, ...errors } }
-  }, async (request) => admin.importFixture(request.body))
+  }, async (request) => await admin.importFixture(request.body))
 
   fastify.get('/users', {
     schema: { tags, response: { 200: Type.Array(AdminUser), ...errors } }
-  }, async () => admin.listUsers())
+  }, async () => await admin.listUsers())
 
   fastify.post('/users', {
     schema: { tags, body: CreateUserBody, response: { 201: AdminUser, ...errors } }
-  }, async (request, reply) => reply.status(201).send(admin.createUser(request.body.login, request.body.id)))
+  }, async (request, reply) => reply.status(201).send(await admin.createUser(request.body.login, request.body.id)))
 
   fastify.post('/users/:login/token', {
     schema: { tags, summary: 'Make a new token (the old one stops working)', params: LoginParams, response: { 200: TokenReply, ...errors } }
-  }, async (request) => ({ token: admin.regenerateToken(request.params.login) }))
+  }, async (request) => ({ token: await admin.regenerateToken(request.params.login) }))
 
   fastify.get('/repositories', {
     schema: { tags, response: { 200: Type.Array(AdminRepository), ...errors } }
-  }, async () => admin.listRepositories())
+  }, async () => await admin.listRepositories())
 
   fastify.post('/repositories', {
     schema: { tags, body: CreateRepositoryBody, response: { 201: AdminRepository, ...errors } }
-  }, async (request, reply) => reply.status(201).send(admin.createRepository(request.body)))
+  }, async (request, reply) => reply.status(201).send(await admin.createRepository(request.body)))
 
   fastify.put('/repositories/:repo_id/permissions/:login', {
     schema: { tags, params: PermissionParams, body: PermissionBody, response: { 200: PermissionReply, ...errors } }
-  }, async (request) => admin.setPermission(request.params.repo_id, request.params.login, request.body.permission as PermissionName))
+  }, async (request) => await admin.setPermission(request.params.repo_id, request.params.login, request.body.permission as PermissionName))
 
   fastify.post('/repositories/:repo_id/issues', {
     schema: { tags, params: RepoParams, body: CreateIssueBody, response: { 201: AdminIssue, ...errors } }
   }, async (request, reply) => {
-    const issue = admin.createIssue(request.params.repo_id, request.body)
+    const issue = await admin.createIssue(request.params.repo_id, request.body)
     return reply.status(201).send({ repo_id: issue.repo_id, number: issue.number, title: issue.title, state: issue.state })
   })
 
   fastify.patch('/repositories/:repo_id/issues/:number', {
     schema: { tags, summary: 'Retitle, close or reopen an issue', params: IssueNumberParams, body: UpdateIssueBody, response: { 200: AdminIssue, ...errors } }
   }, async (request) => {
-    const issue = admin.updateIssue(request.params.repo_id, request.params.number, request.body)
+    const issue = await admin.updateIssue(request.params.repo_id, request.params.number, request.body)
     return { repo_id: issue.repo_id, number: issue.number, title: issue.title, state: issue.state }
   })
 
   fastify.post('/repositories/:repo_id/milestones', {
     schema: { tags, params: RepoParams, body: CreateMilestoneBody, response: { 201: AdminMilestone, ...errors } }
   }, async (request, reply) => reply.status(201).send(
-    admin.createMilestone(request.params.repo_id, request.body.number, request.body.title)))
+    await admin.createMilestone(request.params.repo_id, request.body.number, request.body.title)))
 
   fastify.post('/workspaces', {
     schema: { tags, body: CreateWorkspaceBody, response: { 201: AdminWorkspace, ...errors } }
-  }, async (request, reply) => reply.status(201).send(admin.createWorkspace(request.body)))
+  }, async (request, reply) => reply.status(201).send(await admin.createWorkspace(request.body)))
 
   fastify.patch('/workspaces/:workspace_id', {
     schema: { tags, summary: 'Rename, describe, add/remove repositories, add/rename/reorder pipelines', params: WorkspaceParams, body: UpdateWorkspaceBody, response: { 200: AdminWorkspace, ...errors } }
-  }, async (request) => admin.updateWorkspace(request.params.workspace_id, request.body))
+  }, async (request) => await admin.updateWorkspace(request.params.workspace_id, request.body))
 
   fastify.put('/chat/roles/:login', {
     schema: { tags, summary: 'Set a chat role (one broadcaster at most: naming one demotes the previous)', params: LoginParams, body: ChatRoleBody, response: { 200: ChatRoleReply, ...errors } }
-  }, async (request) => admin.setChatRole(request.params.login, request.body.role))
+  }, async (request) => await admin.setChatRole(request.params.login, request.body.role))
 }
 
 export default adminPlugin

@@ -1,8 +1,7 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
-import { createBoardsRepository, type MovePosition } from '../db/boards.js'
-import { createWorkspacesRepository } from '../db/workspaces.js'
+import type { MovePosition } from '../db/boards.js'
 import { Board, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams } from '../schemas/boards.js'
 import { Type, EmptyBody, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
 
@@ -18,19 +17,18 @@ export function parsePosition (value: string | number): MovePosition {
 
 /** Endpoints 3, 4, 11, 12 and 13: workspaces, boards and moves. */
 const boards: FastifyPluginAsyncTypebox = async (fastify) => {
-  const workspaces = createWorkspacesRepository(fastify.planningDb)
-  const board = createBoardsRepository(fastify.planningDb, fastify.planningEvents)
+  const { workspaces, boards: board } = fastify.planningStore
   const { requireAccess } = fastify.planningAuth
   fastify.addHook('onRequest', fastify.planningAuth.requireUser)
   const tags = ['boards']
 
-  const oldestWorkspace = (repoId: number): string => {
-    const id = workspaces.oldestFor(repoId)
+  const oldestWorkspace = async (repoId: number): Promise<string> => {
+    const id = await workspaces.oldestFor(repoId)
     if (id === undefined) throw httpErrors.notFound(`repository ${repoId} is in no workspace`)
     return id
   }
-  const workspaceHolding = (workspaceId: string, repoId: number): string => {
-    if (!workspaces.holds(workspaceId, repoId)) {
+  const workspaceHolding = async (workspaceId: string, repoId: number): Promise<string> => {
+    if (!await workspaces.holds(workspaceId, repoId)) {
       throw httpErrors.notFound(`workspace ${workspaceId} not found or does not hold repository ${repoId}`)
     }
     return workspaceId
@@ -39,32 +37,32 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/p2/repositories/:repo_id/workspaces', {
     schema: { tags, summary: 'Workspaces holding the repository, oldest first', params: RepoParams, response: { 200: Type.Array(Workspace), ...errorResponses } }
   }, async (request) => {
-    requireAccess(request, request.params.repo_id, 'read')
-    const readable = (repoId: number): boolean => fastify.planningAuth.canRead(request, repoId)
-    return workspaces.forRepository(request.params.repo_id).map((w) => ({ ...w, repositories: w.repositories.filter(readable) }))
+    await requireAccess(request, request.params.repo_id, 'read')
+    const readable = await fastify.planningAuth.readable(request)
+    return (await workspaces.forRepository(request.params.repo_id)).map((w) => ({ ...w, repositories: w.repositories.filter((id) => readable.has(id)) }))
   })
 
   fastify.get('/p2/workspaces/:workspace_id/repositories/:repo_id/board', {
     schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, response: { 200: Board, ...errorResponses } }
   }, async (request) => {
-    requireAccess(request, request.params.repo_id, 'read')
-    return board.board(workspaceHolding(request.params.workspace_id, request.params.repo_id), request.params.repo_id)
+    await requireAccess(request, request.params.repo_id, 'read')
+    return await board.board(await workspaceHolding(request.params.workspace_id, request.params.repo_id), request.params.repo_id)
   })
 
   fastify.get('/p1/repositories/:repo_id/board', {
     schema: { tags, summary: 'Board of the oldest workspace holding the repository', params: RepoParams, response: { 200: Board, ...errorResponses } }
   }, async (request) => {
-    requireAccess(request, request.params.repo_id, 'read')
-    return board.board(oldestWorkspace(request.params.repo_id), request.params.repo_id)
+    await requireAccess(request, request.params.repo_id, 'read')
+    return await board.board(await oldestWorkspace(request.params.repo_id), request.params.repo_id)
   })
 
   fastify.post('/p2/workspaces/:workspace_id/repositories/:repo_id/issues/:issue_number/moves', {
     schema: { tags, summary: 'Move an issue in a workspace', params: WorkspaceIssueParams, body: MoveBody, response: { 200: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
     const { workspace_id: workspaceId, repo_id: repoId, issue_number: number } = request.params
-    const repository = requireAccess(request, repoId, 'write')
+    const repository = await requireAccess(request, repoId, 'write')
     const position = parsePosition(request.body.position)
-    board.move(request.planningUser!, workspaceHolding(workspaceId, repoId), repository, number, request.body.pipeline_id, position)
+    await board.move(request.planningUser!, await workspaceHolding(workspaceId, repoId), repository, number, request.body.pipeline_id, position)
     return reply.status(200).send(undefined)
   })
 
@@ -72,13 +70,13 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Move an issue in the oldest workspace', params: IssueParams, body: MoveBody, response: { 200: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
     const { repo_id: repoId, issue_number: number } = request.params
-    const repository = requireAccess(request, repoId, 'write')
+    const repository = await requireAccess(request, repoId, 'write')
     const position = parsePosition(request.body.position)
-    board.move(request.planningUser!, oldestWorkspace(repoId), repository, number, request.body.pipeline_id, position)
+    await board.move(request.planningUser!, await oldestWorkspace(repoId), repository, number, request.body.pipeline_id, position)
     return reply.status(200).send(undefined)
   })
 }
 
 export default fp(boards, {
-  name: 'planning-boards', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-events']
+  name: 'planning-boards', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database']
 })

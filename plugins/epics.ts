@@ -1,48 +1,52 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createEpicsRepository } from '../db/epics.js'
 import { EmptyBody, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
 import { ConvertToEpicBody, EpicData, EpicList, EpicParams, UpdateEpicIssuesBody, UpdateEpicIssuesReply } from '../schemas/epics.js'
 
 /** Endpoints 6-10: epics. Children may live in any repository the caller can read. */
 const epics: FastifyPluginAsyncTypebox = async (fastify) => {
-  const repo = createEpicsRepository(fastify.planningDb)
-  const { requireAccess, canRead } = fastify.planningAuth
+  const repo = fastify.planningStore.epics
+  const { requireAccess } = fastify.planningAuth
+  const readable = async (request: FastifyRequest) => {
+    const set = await fastify.planningAuth.readable(request)
+    return (id: number) => set.has(id)
+  }
   fastify.addHook('onRequest', fastify.planningAuth.requireUser)
   const tags = ['epics']
 
   fastify.get('/p1/repositories/:repo_id/epics', {
     schema: { tags, summary: 'Epics of a repository', params: RepoParams, response: { 200: EpicList, ...errorResponses } }
-  }, async (request) => ({ epic_issues: repo.list(requireAccess(request, request.params.repo_id, 'read')) }))
+  }, async (request) => ({ epic_issues: await repo.list(await requireAccess(request, request.params.repo_id, 'read')) }))
 
   fastify.get('/p1/repositories/:repo_id/epics/:epic_id', {
     schema: { tags, summary: 'Epic data', params: EpicParams, response: { 200: EpicData, ...errorResponses } }
   }, async (request) => {
-    requireAccess(request, request.params.repo_id, 'read')
-    return repo.data(request.params.repo_id, request.params.epic_id, (id) => canRead(request, id))
+    await requireAccess(request, request.params.repo_id, 'read')
+    return await repo.data(request.params.repo_id, request.params.epic_id, await readable(request))
   })
 
   fastify.post('/p1/repositories/:repo_id/epics/:issue_number/convert_to_issue', {
     schema: { tags, summary: 'Convert an epic to a regular issue (its issues are released)', params: IssueParams, response: { 200: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
-    requireAccess(request, request.params.repo_id, 'write')
-    repo.convertToIssue(request.params.repo_id, request.params.issue_number)
+    await requireAccess(request, request.params.repo_id, 'write')
+    await repo.convertToIssue(request.params.repo_id, request.params.issue_number)
     return reply.status(200).send(undefined)
   })
 
   fastify.post('/p1/repositories/:repo_id/issues/:issue_number/convert_to_epic', {
     schema: { tags, summary: 'Convert an issue to an epic holding the listed issues', params: IssueParams, body: ConvertToEpicBody, response: { 200: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
-    requireAccess(request, request.params.repo_id, 'write')
-    repo.convertToEpic(request.params.repo_id, request.params.issue_number, request.body.issues, (id) => canRead(request, id))
+    await requireAccess(request, request.params.repo_id, 'write')
+    await repo.convertToEpic(request.params.repo_id, request.params.issue_number, request.body.issues, await readable(request))
     return reply.status(200).send(undefined)
   })
 
   fastify.post('/p1/repositories/:repo_id/epics/:issue_number/update_issues', {
     schema: { tags, summary: 'Add issues to and remove issues from an epic', params: IssueParams, body: UpdateEpicIssuesBody, response: { 200: UpdateEpicIssuesReply, ...errorResponses } }
   }, async (request) => {
-    requireAccess(request, request.params.repo_id, 'write')
-    return repo.updateIssues(request.params.repo_id, request.params.issue_number, request.body.remove_issues, request.body.add_issues, (id) => canRead(request, id))
+    await requireAccess(request, request.params.repo_id, 'write')
+    return await repo.updateIssues(request.params.repo_id, request.params.issue_number, request.body.remove_issues, request.body.add_issues, await readable(request))
   })
 }
 

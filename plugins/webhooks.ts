@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isIP } from 'node:net'
-import { createWebhooksRepository, type Webhook } from '../db/webhooks.js'
+import { createWebhooksRepository, enqueueDeliveries, type Webhook } from '../db/webhooks.js'
 import { refusal } from '../delivery/address-policy.js'
 import { formEncode, webhookPayload } from '../delivery/payload.js'
 import { DeliveryWorker, type DeliveryOptions } from '../delivery/worker.js'
@@ -25,13 +25,14 @@ export const DELIVERY_DEFAULTS: DeliveryOptions = {
  */
 const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastify, opts) => {
   const options: DeliveryOptions = { ...DELIVERY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
-  const outbox = createWebhooksRepository(fastify.planningDb)
+  const outbox = fastify.planningStore.webhooks
   const worker = new DeliveryWorker(outbox, options, fastify.log)
   const { requireAccess } = fastify.planningAuth
 
-  const unsubscribe = fastify.planningEvents.subscribe((event) => {
-    if (outbox.enqueue(event.repo.id, event.type, formEncode(webhookPayload(event))) > 0) worker.poke()
-  }, (_type, repoId) => outbox.hasWebhooks(repoId))
+  // Deliveries are written in the change's own transaction; the worker is told once it commits.
+  const unsubscribe = fastify.planningEvents.subscribe(async (trx, event) => {
+    if (await enqueueDeliveries(trx, event.repo.id, event.type, formEncode(webhookPayload(event))) > 0) setImmediate(() => worker.poke())
+  }, async (trx, _type, repoId) => await createWebhooksRepository(trx).hasWebhooks(repoId))
 
   if (opts.worker !== false) fastify.addHook('onReady', async () => worker.start())
   fastify.addHook('onClose', async () => {
@@ -58,33 +59,33 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   }
 
   /** The webhook, if the caller can read its repository; otherwise the same 404 as an unknown id. */
-  const readableWebhook = (request: FastifyRequest, id: string): Webhook => {
-    const hook = outbox.byId(id)
-    if (hook === undefined || !fastify.planningAuth.canRead(request, hook.repo_id)) throw httpErrors.notFound(`webhook ${id} not found`)
+  const readableWebhook = async (request: FastifyRequest, id: string): Promise<Webhook> => {
+    const hook = await outbox.byId(id)
+    if (hook === undefined || !(await fastify.planningAuth.readable(request)).has(hook.repo_id)) throw httpErrors.notFound(`webhook ${id} not found`)
     return hook
   }
 
   fastify.post('/p1/repositories/:repo_id/webhooks', {
     schema: { tags, summary: 'Add a webhook (repository admin)', params: RepoParams, body: CreateWebhookBody, response: { 201: WebhookSchema, ...errorResponses } }
   }, async (request, reply) => {
-    requireAccess(request, request.params.repo_id, 'admin')
+    await requireAccess(request, request.params.repo_id, 'admin')
     const url = checkUrl(request.body.url)
-    return reply.status(201).send(outbox.create(request.params.repo_id, url, request.body.description ?? null, request.body.secret ?? null))
+    return reply.status(201).send(await outbox.create(request.params.repo_id, url, request.body.description ?? null, request.body.secret ?? null))
   })
 
   fastify.get('/p1/repositories/:repo_id/webhooks', {
     schema: { tags, summary: 'Webhooks of a repository (repository admin)', params: RepoParams, response: { 200: Type.Array(WebhookSchema), ...errorResponses } }
   }, async (request) => {
-    requireAccess(request, request.params.repo_id, 'admin')
-    return outbox.list(request.params.repo_id)
+    await requireAccess(request, request.params.repo_id, 'admin')
+    return await outbox.list(request.params.repo_id)
   })
 
   fastify.delete('/p1/webhooks/:webhook_id', {
     schema: { tags, summary: 'Delete a webhook and its pending deliveries', params: WebhookParams, response: { 204: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
-    const hook = readableWebhook(request, request.params.webhook_id)
-    requireAccess(request, hook.repo_id, 'admin')
-    outbox.remove(hook.id)
+    const hook = await readableWebhook(request, request.params.webhook_id)
+    await requireAccess(request, hook.repo_id, 'admin')
+    await outbox.remove(hook.id)
     return reply.status(204).send(undefined)
   })
 
@@ -97,9 +98,9 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
       response: { 200: Type.Array(Delivery), ...errorResponses }
     }
   }, async (request, reply) => {
-    const hook = readableWebhook(request, request.params.webhook_id)
-    requireAccess(request, hook.repo_id, 'admin')
-    const page = outbox.deliveries(hook.id, request.query.limit, request.query.before)
+    const hook = await readableWebhook(request, request.params.webhook_id)
+    await requireAccess(request, hook.repo_id, 'admin')
+    const page = await outbox.deliveries(hook.id, request.query.limit, request.query.before)
     if (page.length === request.query.limit) {
       const next = `${request.url.split('?')[0]}?limit=${request.query.limit}&before=${encodeURIComponent(page.at(-1)!.id)}`
       reply.header('link', `<${next}>; rel="next"`)
@@ -108,4 +109,4 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   })
 }
 
-export default fp(webhooks, { name: 'planning-webhooks', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-events'] })
+export default fp(webhooks, { name: 'planning-webhooks', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database'] })

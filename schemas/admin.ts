@@ -1,14 +1,12 @@
-import { Type, Login, PositiveInt, ObjectId } from './common.js'
+import { Type, IssueState, Login, PositiveInt, ObjectId } from './common.js'
 import { PermissionName } from './fixture.js'
 
 export { Fixture } from './fixture.js'
 
-const IssueState = Type.Union([Type.Literal('open'), Type.Literal('closed')])
 const PipelineName = Type.String({ minLength: 1, maxLength: 200 })
 
 export const AdminUser = Type.Object({ id: Type.Integer(), login: Type.String() })
 export const CreateUserBody = Type.Object({ login: Login, id: Type.Optional(PositiveInt) }, { additionalProperties: false })
-export const LoginParams = Type.Object({ login: Login })
 export const TokenReply = Type.Object({ token: Type.String() })
 
 export const AdminRepository = Type.Object({ id: Type.Integer(), owner: Type.String(), name: Type.String() })

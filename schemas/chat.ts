@@ -73,7 +73,6 @@ export const ChatMember = Type.Object({
   timed_out_until: Type.Union([Type.String(), Type.Null()])
 })
 
-export const LoginParams = Type.Object({ login: Type.String({ minLength: 1, maxLength: 100 }) })
 export const RoleBody = Type.Object({ role: Type.Union([Type.Literal('viewer'), Type.Literal('moderator')]) })
 export const BanBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) })
 export const TimeoutBody = Type.Object({ seconds: Type.Integer({ minimum: 1, maximum: 1_209_600 }), reason: Type.Optional(Type.String({ maxLength: 500 })) })

@@ -33,6 +33,10 @@ export const IssueRef = Type.Object({
 export type IssueRef = Static<typeof IssueRef>
 
 export const RepoParams = Type.Object({ repo_id: PositiveInt })
+export const LoginParams = Type.Object({ login: Login })
+
+/** An issue's open/closed state, as the issue-hosting platforms have it. */
+export const IssueState = Type.Union([Type.Literal('open'), Type.Literal('closed')])
 export const IssueParams = Type.Object({ repo_id: PositiveInt, issue_number: PositiveInt })
 
 /** Responses of the usual error statuses, for the route schemas. */

@@ -1,6 +1,6 @@
-import { Type, type Static, Login, PositiveInt } from './common.js'
+import { Type, type Static, Login, PositiveInt, IssueState } from './common.js'
 
-export const PermissionName = Type.Union(['read', 'write', 'push', 'admin', 'none'].map((p) => Type.Literal(p)))
+export const PermissionName = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('push'), Type.Literal('admin'), Type.Literal('none')])
 const PipelineSpec = Type.Union([
   Type.String({ minLength: 1, maxLength: 200 }),
   Type.Object({ id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })), name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
@@ -29,7 +29,7 @@ export const Fixture = Type.Object({
     repo_id: PositiveInt,
     number: PositiveInt,
     title: Type.String({ minLength: 1, maxLength: 1000 }),
-    state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+    state: Type.Optional(IssueState),
     estimate: Type.Optional(Type.Number({ minimum: 0 })),
     author: Type.Optional(Login),
     plus_ones: Type.Optional(Type.Array(Type.String({ format: 'date-time' }))),

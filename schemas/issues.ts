@@ -1,4 +1,4 @@
-import { Type, Estimate, PipelineRef } from './common.js'
+import { Type, Estimate, PipelineRef, IssueState } from './common.js'
 
 export const IssueData = Type.Object({
   estimate: Type.Optional(Estimate),
@@ -6,7 +6,7 @@ export const IssueData = Type.Object({
   pipeline: Type.Optional(PipelineRef),
   pipelines: Type.Array(PipelineRef),
   is_epic: Type.Boolean(),
-  status: Type.Union([Type.Literal('open'), Type.Literal('closed')])
+  status: IssueState
 })
 
 export const IssueEvent = Type.Object({

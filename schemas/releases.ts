@@ -1,4 +1,4 @@
-import { Type, IssueRef, ObjectId, PositiveInt } from './common.js'
+import { Type, IssueRef, ObjectId, PositiveInt, IssueState } from './common.js'
 
 const DateTime = Type.String({ format: 'date-time', description: 'ISO 8601 date-time' })
 
@@ -10,7 +10,7 @@ export const ReleaseReport = Type.Object({
   desired_end_date: Type.String(),
   created_at: Type.String(),
   closed_at: Type.Union([Type.String(), Type.Null()]),
-  state: Type.Union([Type.Literal('open'), Type.Literal('closed')]),
+  state: IssueState,
   repositories: Type.Array(Type.Integer())
 })
 
@@ -29,7 +29,7 @@ export const UpdateReleaseBody = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 10_000 })),
   start_date: Type.Optional(DateTime),
   desired_end_date: Type.Optional(DateTime),
-  state: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')]))
+  state: Type.Optional(IssueState)
 })
 
 export const ReleaseParams = Type.Object({ release_id: ObjectId })

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getAsset } from 'node:sea'
-import { useNativeBinding } from '../db/connection.js'
+import { useNativeBinding } from '../db/sqlite.js'
 import { start } from '../server.js'
 
 // Entry point of the single executable (`npm run build:binary`). The better-sqlite3 addon travels

@@ -1,6 +1,7 @@
 import t from 'tap'
-import { migrate, openDatabase } from '../db/connection.js'
-import { loadFixture } from '../db/fixtures.js'
+import { openSqliteFile } from '../db/sqlite.js'
+import { openSqliteStore } from '../db/store.js'
+import { loadFixture } from '../services/fixtures.js'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS, P, testFixture } from './helper.js'
 
 t.test('a token is accepted by header, query parameter and bearer header', async (t) => {
@@ -54,9 +55,10 @@ t.test('a new token invalidates the previous one', async (t) => {
 })
 
 t.test('tokens are stored hashed', async (t) => {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  loadFixture(db, testFixture())
+  const db = openSqliteFile(':memory:')
+  const store = await openSqliteStore(db)
+  await loadFixture(store, testFixture())
+  await store.close()
   const stored = db.prepare('SELECT token_hash FROM users').pluck().all() as string[]
   t.notOk(stored.some((h) => Object.values(TOKENS).includes(h as never)))
   t.ok(stored.every((h) => /^[0-9a-f]{64}$/.test(h)))

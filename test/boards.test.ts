@@ -177,7 +177,7 @@ t.test('an unchanged board is served again without reading the rows; any write r
   const reads = async () => {
     executed.length = 0
     const res = await app.as('alice', { url: `/p1/repositories/${REPO}/board` })
-    return { board: res.json() as BoardJson, rowReads: executed.filter((sql) => sql.includes('FROM placements p JOIN issues')).length }
+    return { board: res.json() as BoardJson, rowReads: executed.filter((sql) => sql.includes('from "placements" as "p" inner join "issues"')).length }
   }
   t.equal((await reads()).rowReads, 1)
   t.equal((await reads()).rowReads, 0, 'nothing written: no row read')
@@ -193,6 +193,6 @@ t.test('a write by another connection (the admin CLI) refreshes a cached board',
   const database = join(t.testdir({}), 'planning.db')
   const app = await build(t, { database })
   t.same(numbers(await board(app), P.todo), [1, 2, 3, 4, 5, 6])
-  runAdminCommand(database, ['close-issue', String(REPO), '2'])
+  await runAdminCommand(database, ['close-issue', String(REPO), '2'])
   t.same(numbers(await board(app), P.todo), [1, 3, 4, 5, 6], 'the closed issue is gone at once')
 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { EventEmitter } from 'node:events'
 import type { WebSocket } from 'ws'
-import { ChatHub, CLOSE_TOO_SLOW } from '../chat/hub.js'
+import { ChatHub, CLOSE_TOO_SLOW } from '../plugins/chat/hub.js'
 
 class FakeSocket extends EventEmitter {
   sent: string[] = []

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { containsTerm, matchTerm, MAX_WILDCARDS, termProblem } from '../chat/terms.js'
+import { containsTerm, matchTerm, MAX_WILDCARDS, termProblem } from '../plugins/chat/terms.js'
 
 // The backtracking expression the matcher replaced, kept here as the reference of its meaning.
 function reference (text: string, term: string): boolean {

@@ -5,20 +5,20 @@ import { buildApp } from '../app.js'
 
 t.test('the admin CLI works on the database file directly', async (t) => {
   const database = join(t.testdir({}), 'planning.db')
-  const run = (...argv: string[]) => runAdminCommand(database, argv)
-  t.match(run('help'), /usage: npm run admin/)
-  t.match(run('create-user', 'dan', '--id', '7'), { id: 7, login: 'dan' })
-  const { token } = run('token', 'dan') as { token: string }
-  t.match(run('create-repo', '42', 'acme', 'cli'), { id: 42 })
-  t.match(run('grant', '42', 'dan', 'write'), { permission: 'write' })
-  const ws = run('create-workspace', 'Ops', '--repos', '42', '--pipelines', 'Inbox, Doing,Done') as { id: string, pipelines: Array<{ name: string }> }
+  const run = async (...argv: string[]) => await runAdminCommand(database, argv)
+  t.match(await run('help'), /usage: npm run admin/)
+  t.match(await run('create-user', 'dan', '--id', '7'), { id: 7, login: 'dan' })
+  const { token } = await run('token', 'dan') as { token: string }
+  t.match(await run('create-repo', '42', 'acme', 'cli'), { id: 42 })
+  t.match(await run('grant', '42', 'dan', 'write'), { permission: 'write' })
+  const ws = await run('create-workspace', 'Ops', '--repos', '42', '--pipelines', 'Inbox, Doing,Done') as { id: string, pipelines: Array<{ name: string }> }
   t.same(ws.pipelines.map((p) => p.name), ['Inbox', 'Doing', 'Done'])
-  t.match(run('create-issue', '42', '1', 'First', '--author', 'dan'), { state: 'open' })
-  t.match(run('create-issue', '42', '2', 'Second'), { number: 2 })
-  t.match(run('close-issue', '42', '2'), { state: 'closed' })
-  t.throws(() => run('grant', '42', 'dan', 'owner'), /unknown permission 'owner'/)
-  t.throws(() => run('create-issue', 'x', '1', 'y'), /repo_id must be a positive integer/)
-  t.throws(() => run('frobnicate'), /unknown command 'frobnicate'/)
+  t.match(await run('create-issue', '42', '1', 'First', '--author', 'dan'), { state: 'open' })
+  t.match(await run('create-issue', '42', '2', 'Second'), { number: 2 })
+  t.match(await run('close-issue', '42', '2'), { state: 'closed' })
+  await t.rejects(run('grant', '42', 'dan', 'owner'), /unknown permission 'owner'/)
+  await t.rejects(run('create-issue', 'x', '1', 'y'), /repo_id must be a positive integer/)
+  await t.rejects(run('frobnicate'), /unknown command 'frobnicate'/)
 
   const app = await buildApp({ database })
   t.teardown(() => app.close())
@@ -26,5 +26,5 @@ t.test('the admin CLI works on the database file directly', async (t) => {
   t.equal(board.statusCode, 200)
   t.same(board.json().pipelines[0].issues.map((i: { issue_number: number }) => i.issue_number), [1], 'closed #2 is off the board')
   await app.close()
-  t.match(run('reopen-issue', '42', '2'), { state: 'open' })
+  t.match(await run('reopen-issue', '42', '2'), { state: 'open' })
 })

@@ -2,53 +2,104 @@ import t from 'tap'
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
 import { join } from 'node:path'
-import { migrate, openDatabase } from '../db/connection.js'
-import { migrations } from '../db/migrations.js'
-import databasePlugin from '../plugins/database.js'
+import { buildApp } from '../app.js'
+import { legacyMigrations } from '../db/migrations/legacy-sqlite.js'
+import { migrate, migrations } from '../db/migrations/index.js'
+import { sqliteKysely } from '../db/sqlite.js'
+import databasePlugin from '../plugins/core/database.js'
+import domainEventsPlugin from '../plugins/core/domain-events.js'
+import { TOKENS } from './helper.js'
 
 t.test('the database plugin decorates, migrates, sets pragmas and closes what it opened', async (t) => {
   const path = join(t.testdir({}), 'nested', 'planning.db')
   const app = Fastify()
+  await app.register(domainEventsPlugin)
   await app.register(databasePlugin, { database: path })
   await app.ready()
-  const db = app.planningDb
-  t.equal(db.pragma('user_version', { simple: true }), migrations.length, 'every migration applied')
-  t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
-  t.equal(db.pragma('foreign_keys', { simple: true }), 1)
-  t.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL: commits reach the disk before they are acknowledged')
+  t.ok(app.planningStore.boards, 'the store decorator holds the repositories')
+  const names = await app.planningStore.db.selectFrom('kysely_migration' as never).select('name' as never).execute() as Array<{ name: string }>
+  t.same(names.map((m) => m.name), Object.keys(migrations('sqlite')), 'every migration applied')
   await app.close()
-  t.equal(db.open, false, 'closed in onClose')
+  const db = new Database(path)
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
+  db.close()
+})
+
+t.test('pragmas of the embedded engine', async (t) => {
+  const { db, handle } = sqliteKysely(':memory:')
+  t.equal(handle.pragma('foreign_keys', { simple: true }), 1)
+  t.equal(handle.pragma('synchronous', { simple: true }), 2, 'FULL: commits reach the disk before they are acknowledged')
+  await migrate(db, 'sqlite')
+  await db.destroy()
+  t.equal(handle.open, false, 'closed with the Kysely instance that opened it')
 })
 
 t.test('migrations run once and refuse a newer schema', async (t) => {
-  const db = openDatabase(':memory:')
-  t.equal(migrate(db), migrations.length)
-  t.equal(migrate(db), migrations.length, 'a second run changes nothing')
-  db.pragma(`user_version = ${migrations.length + 1}`)
-  t.throws(() => migrate(db), /newer than this server/)
-  db.close()
+  const { db } = sqliteKysely(':memory:')
+  t.teardown(() => db.destroy())
+  t.same(await migrate(db, 'sqlite'), ['001-schema'])
+  t.same(await migrate(db, 'sqlite'), ['001-schema'], 'a second run changes nothing')
+  await db.insertInto('kysely_migration' as never).values({ name: '999-future', timestamp: new Date().toISOString() } as never).execute()
+  await t.rejects(migrate(db, 'sqlite'), /newer than this server/)
 })
 
 t.test('a failing migration leaves the database as it was', async (t) => {
-  const db = new Database(':memory:')
-  db.exec('CREATE TABLE users (id INTEGER PRIMARY KEY)')
-  t.throws(() => migrate(db), /already exists/)
-  t.equal(db.pragma('user_version', { simple: true }), 0)
-  t.same(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(), ['users'])
-  db.close()
+  const handle = new Database(':memory:')
+  handle.exec('CREATE TABLE placements (id INTEGER PRIMARY KEY)')
+  const { db } = sqliteKysely(handle)
+  await t.rejects(migrate(db, 'sqlite'), /already exists/)
+  const tables = handle.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'kysely%'").pluck().all()
+  t.same(tables, ['placements'])
+  handle.close()
 })
 
-t.test('migration 6 keeps existing dependencies, in creation order', async (t) => {
-  const db = new Database(':memory:')
-  db.pragma('foreign_keys = ON')
-  migrations.slice(0, 5).forEach((sql, i) => { db.exec(sql); db.pragma(`user_version = ${i + 1}`) })
-  db.exec(`INSERT INTO repositories (id, owner, name) VALUES (1, 'o', 'r');
-    INSERT INTO issues (id, repo_id, number, title, created_at) VALUES (1, 1, 1, 'a', 'x'), (2, 1, 2, 'b', 'x'), (3, 1, 3, 'c', 'x');
-    INSERT INTO dependencies (blocking_id, blocked_id, created_at) VALUES (2, 3, '2026-01-02T00:00:00.000Z'), (1, 2, '2026-01-01T00:00:00.000Z');`)
-  migrate(db)
-  t.same(db.prepare('SELECT blocking_id, blocked_id FROM dependencies ORDER BY seq').all(), [
-    { blocking_id: 1, blocked_id: 2 }, { blocking_id: 2, blocked_id: 3 }
-  ])
-  t.same(db.pragma('foreign_key_check'), [])
-  db.close()
+t.test('a database file made by the first release migrates forward with nothing lost', async (t) => {
+  const path = join(t.testdir({}), 'old.db')
+  const old = new Database(path)
+  old.pragma('foreign_keys = ON')
+  legacyMigrations.forEach((sql, i) => { old.exec(sql); old.pragma(`user_version = ${i + 1}`) })
+  // What the first release wrote: a user and token, permissions, a workspace, placements with a
+  // prioritized issue, events, an epic, a dependency, a release report, a webhook with a delivery.
+  const hash = (await import('../db/users.js')).hashToken(TOKENS.alice)
+  old.exec(`
+    INSERT INTO users (id, login, token_hash, created_at) VALUES (1, 'Alice', '${hash}', '2026-01-01T00:00:00.000Z');
+    INSERT INTO repositories (id, owner, name) VALUES (10, 'acme', 'api');
+    INSERT INTO permissions (user_id, repo_id, level) VALUES (1, 10, 3);
+    INSERT INTO issues (id, repo_id, number, title, state, estimate, is_epic, created_at) VALUES
+      (1, 10, 1, 'one', 'open', 3, 1, 'x'), (2, 10, 2, 'two', 'open', NULL, 0, 'x'), (3, 10, 3, 'three', 'closed', NULL, 0, 'x');
+    INSERT INTO workspaces (seq, id, name, description, created_at) VALUES (1, 'aaaaaaaaaaaaaaaaaaaaaaa1', 'Eng', NULL, '2026-01-01T00:00:00.000Z');
+    INSERT INTO workspace_repositories (workspace_id, repo_id) VALUES ('aaaaaaaaaaaaaaaaaaaaaaa1', 10);
+    INSERT INTO pipelines (id, workspace_id, name, sort_order) VALUES ('p1', 'aaaaaaaaaaaaaaaaaaaaaaa1', 'New', 0), ('p2', 'aaaaaaaaaaaaaaaaaaaaaaa1', 'Done', 1);
+    INSERT INTO placements (issue_id, workspace_id, pipeline_id, repo_id, number, is_open, position) VALUES
+      (1, 'aaaaaaaaaaaaaaaaaaaaaaa1', 'p1', 10, 1, 1, NULL), (2, 'aaaaaaaaaaaaaaaaaaaaaaa1', 'p1', 10, 2, 1, 4294967296),
+      (3, 'aaaaaaaaaaaaaaaaaaaaaaa1', 'p2', 10, 3, 0, NULL);
+    INSERT INTO issue_events (issue_id, user_id, type, created_at, from_estimate, to_estimate) VALUES (1, 1, 'estimateIssue', '2026-01-02T00:00:00.000Z', NULL, 3);
+    INSERT INTO epic_issues (epic_id, issue_id) VALUES (1, 2);
+    INSERT INTO dependencies (blocking_id, blocked_id, created_at) VALUES (2, 3, 'x');
+    INSERT INTO release_reports (id, title, start_date, desired_end_date, created_at) VALUES ('r1', 'R', '2026-01-01T00:00:00.000Z', '2026-02-01T00:00:00.000Z', 'x');
+    INSERT INTO release_report_repositories (release_id, repo_id) VALUES ('r1', 10);
+    INSERT INTO webhooks (id, repo_id, url, created_at) VALUES ('w1', 10, 'http://127.0.0.1:9/x', '2026-01-01T00:00:00.000Z');
+    INSERT INTO webhook_deliveries (id, webhook_id, event_type, body, next_attempt_at, created_at) VALUES ('d1', 'w1', 'estimate_set', 'a=b', 0, 'x');`)
+  old.close()
+
+  const app = await buildApp({ database: path, webhooks: { worker: false } })
+  t.teardown(() => app.close())
+  const get = async (url: string) => (await app.inject({ url, headers: { 'x-authentication-token': TOKENS.alice } })).json()
+  const board = await get('/p1/repositories/10/board')
+  t.same(board.pipelines[0].issues, [
+    { issue_number: 2, is_epic: false, position: 4294967296 },
+    { issue_number: 1, is_epic: true, estimate: { value: 3 } }
+  ], 'board order kept: the prioritized issue first')
+  t.same(board.pipelines[1].issues, [], 'the closed issue stays off the board')
+  t.same((await get('/p1/repositories/10/issues/1/events')).length, 1)
+  t.same((await get('/p1/repositories/10/epics/1')).issues.map((i: { issue_number: number }) => i.issue_number), [2])
+  t.same(await get('/p1/repositories/10/dependencies'), { dependencies: [{ blocking: { repo_id: 10, issue_number: 2 }, blocked: { repo_id: 10, issue_number: 3 } }] })
+  t.match(await get('/p1/reports/release/r1'), { title: 'R', repositories: [10] })
+  t.match(await get('/p1/webhooks/w1/deliveries'), [{ id: 'd1', status: 'pending' }])
+  const moved = await app.inject({ method: 'POST', url: '/p1/repositories/10/issues/1/moves', headers: { 'x-authentication-token': TOKENS.alice }, payload: { pipeline_id: 'p1', position: 'top' } })
+  t.equal(moved.statusCode, 200, 'and it takes writes')
+  t.same((await get('/p1/repositories/10/board')).pipelines[0].issues.map((i: { issue_number: number }) => i.issue_number), [1, 2])
+  const created = await app.inject({ method: 'POST', url: '/p1/repositories/10/webhooks', headers: { 'x-authentication-token': TOKENS.alice }, payload: { url: 'https://x.example.com/' } })
+  t.equal(created.statusCode, 201)
+  t.same((await get('/p1/repositories/10/webhooks')).map((w: { id: string }) => w.id)[0], 'w1', 'old webhooks keep their place')
 })

@@ -2,38 +2,39 @@ import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { migrate, openDatabase } from '../db/connection.js'
-import { demoFixturePath, loadFixture, readFixtureFile } from '../db/fixtures.js'
+import { openSqliteFile } from '../db/sqlite.js'
+import { openSqliteStore } from '../db/store.js'
+import { demoFixturePath, loadFixture, readFixtureFile } from '../services/fixtures.js'
 import { build, REPO, testFixture } from './helper.js'
 
-const counts = (db: ReturnType<typeof openDatabase>) =>
+const counts = (db: ReturnType<typeof openSqliteFile>) =>
   ['users', 'repositories', 'issues', 'workspaces', 'pipelines', 'placements', 'milestones', 'permissions']
     .map((table) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n)
 
 t.test('a fixture loads everything in one go', async (t) => {
-  const db = openDatabase(':memory:')
-  migrate(db)
-  t.same(loadFixture(db, testFixture()), { users: 4, repositories: 3, milestones: 1, issues: 11, workspaces: 2 })
+  const db = openSqliteFile(':memory:')
+  const store = await openSqliteStore(db)
+  t.same(await loadFixture(store, testFixture()), { users: 4, repositories: 3, milestones: 1, issues: 11, workspaces: 2 })
   const placements = db.prepare('SELECT count(*) AS n FROM placements').get() as { n: number }
   t.equal(placements.n, 11 + 7, 'one placement per issue per workspace holding its repository')
   db.close()
 })
 
 t.test('an invalid fixture changes nothing and says where the problem is', async (t) => {
-  const db = openDatabase(':memory:')
-  migrate(db)
+  const db = openSqliteFile(':memory:')
+  const store = await openSqliteStore(db)
   const before = counts(db)
   const bad = testFixture()
   ;(bad.issues[8] as { repo_id: number }).repo_id = 777
-  t.throws(() => loadFixture(db, bad), { statusCode: 404, message: /issues\[8\]: repository 777 not found/ })
+  await t.rejects(loadFixture(store, bad), { statusCode: 404, message: /issues\[8\]: repository 777 not found/ })
   t.same(counts(db), before, 'all or nothing')
 
   const unknownLogin = testFixture()
   ;(unknownLogin.repositories[0].permissions as Record<string, string>).zed = 'read'
-  t.throws(() => loadFixture(db, unknownLogin), { message: /repositories\[0\]\.permissions: unknown login 'zed'/ })
-  t.throws(() => loadFixture(db, { users: [{ login: 'x' }, { login: 'x' }] }), { message: /users\[1\]: login 'x' already exists/ })
-  t.throws(() => loadFixture(db, { issues: [{ repo_id: 1, number: 'one', title: 'x' }] }), { message: /\/issues\/0\/number/ })
-  t.throws(() => loadFixture(db, { teams: [] }), { message: /invalid fixture/ })
+  await t.rejects(loadFixture(store, unknownLogin), { message: /repositories\[0\]\.permissions: unknown login 'zed'/ })
+  await t.rejects(loadFixture(store, { users: [{ login: 'x' }, { login: 'x' }] }), { message: /users\[1\]: login 'x' already exists/ })
+  await t.rejects(loadFixture(store, { issues: [{ repo_id: 1, number: 'one', title: 'x' }] }), { message: /\/issues\/0\/number/ })
+  await t.rejects(loadFixture(store, { teams: [] }), { message: /invalid fixture/ })
   t.same(counts(db), before)
   db.close()
 })

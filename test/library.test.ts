@@ -3,20 +3,21 @@ import Database from 'better-sqlite3'
 import { execFileSync } from 'node:child_process'
 import Fastify from 'fastify'
 import { fileURLToPath } from 'node:url'
-import { boardsPlugin, loadFixture, migrate, planningApi, planningCore } from '../app.js'
+import { boardsPlugin, loadFixture, openSqliteStore, planningApi, planningCore } from '../app.js'
 import { TOKENS, REPO, testFixture } from './helper.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
-function hostDatabase () {
+async function hostDatabase () {
   const db = new Database(':memory:')
-  migrate(db)
-  loadFixture(db, testFixture())
+  const store = await openSqliteStore(db)
+  await loadFixture(store, testFixture())
+  await store.close()
   return db
 }
 
 t.test('another Fastify app registers the whole API under a prefix beside its own routes', async (t) => {
-  const db = hostDatabase()
+  const db = await hostDatabase()
   const host = Fastify()
   host.decorate('db', 'the host\'s own db decorator')
   host.decorate('config', { mine: true })
@@ -42,7 +43,7 @@ t.test('another Fastify app registers the whole API under a prefix beside its ow
 })
 
 t.test('a single domain plugin next to the core, under its own prefix', async (t) => {
-  const db = hostDatabase()
+  const db = await hostDatabase()
   const host = Fastify()
   host.get('/', async () => 'host root')
   await host.register(async (scope) => {
@@ -59,7 +60,7 @@ t.test('a single domain plugin next to the core, under its own prefix', async (t
 
 t.test('planningApi can register a subset of domains', async (t) => {
   const host = Fastify()
-  await host.register(planningApi, { database: hostDatabase(), domains: ['issues'], documentation: false })
+  await host.register(planningApi, { database: await hostDatabase(), domains: ['issues'], documentation: false })
   t.teardown(() => host.close())
   t.equal((await host.inject({ url: `/p1/repositories/${REPO}/issues/1`, headers: { 'x-authentication-token': TOKENS.alice } })).statusCode, 200)
   t.equal((await host.inject({ url: `/p1/repositories/${REPO}/board`, headers: { 'x-authentication-token': TOKENS.alice } })).statusCode, 404)

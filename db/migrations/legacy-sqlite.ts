@@ -1,8 +1,9 @@
 /**
- * Versioned schema migrations. Migration N brings a database from `user_version` N-1 to N.
- * Never edit a released migration: append a new one.
+ * The SQLite-only migrations of the first release, tracked by `PRAGMA user_version`: migration N
+ * brought a file from version N-1 to N. A file made then is brought to version 6 with these and
+ * then converted by the portable schema migration (see `schema.ts` beside this file). Never edit.
  */
-export const migrations: string[] = [
+export const legacyMigrations: string[] = [
   // 1: the core (users, tokens, repositories, permissions, issues, milestones, workspaces,
   // pipelines), board placements and issue events.
   `

@@ -1,8 +1,9 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { createRepositoriesRepository, type Repository } from '../db/repositories.js'
-import { createUsersRepository, LEVELS, type AccessLevel, type User } from '../db/users.js'
+import { Forbidden, NotFound } from '../../db/errors.js'
+import type { Repository } from '../../db/repositories.js'
+import { LEVELS, type AccessLevel, type User } from '../../db/users.js'
 
 const resolved = Symbol('planningUserResolved')
 const readable = Symbol('planningReadable')
@@ -11,8 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** the user behind the request's token, once `planningAuth.user()` or `requireUser` ran */
     planningUser: User | null
-    [resolved]: boolean
-    [readable]: Set<number> | null
+    [resolved]: Promise<User | null> | null
+    [readable]: Promise<Set<number>> | null
   }
   interface FastifyInstance {
     planningAuth: PlanningAuth
@@ -23,28 +24,32 @@ export interface PlanningAuth {
   /** The token the request carries: X-Authentication-Token, `access_token` query or Bearer. */
   tokenOf: (request: FastifyRequest) => string | undefined
   /** The request's user, or null; looked up once per request. */
-  user: (request: FastifyRequest) => User | null
+  user: (request: FastifyRequest) => Promise<User | null>
   /** onRequest hook for routes that need a user: 401 without a valid token. */
   requireUser: (request: FastifyRequest) => Promise<void>
   /**
    * The repository if the request's user has `level` on it. No read access answers 404 exactly
    * as for a repository that does not exist; read access without the level needed answers 403.
    */
-  requireAccess: (request: FastifyRequest, repoId: number, level: AccessLevel) => Repository
-  /** Whether the user can read the repository (no error); one query per request, whatever the count. */
-  canRead: (request: FastifyRequest, repoId: number) => boolean
+  requireAccess: (request: FastifyRequest, repoId: number, level: AccessLevel) => Promise<Repository>
+  /**
+   * The user's readable repositories, looked up once per request (one query, whatever the count);
+   * callers filter with `set.has(repoId)`.
+   */
+  readable: (request: FastifyRequest) => Promise<Set<number>>
+  /** The request's best level over these repositories (0: none), for objects that span several. */
+  bestLevel: (request: FastifyRequest, repoIds: number[]) => Promise<number>
 }
 
 export function repositoryNotFound (repoId: number): Error {
-  return httpErrors.notFound(`repository ${repoId} not found`)
+  return new NotFound(`repository ${repoId} not found`)
 }
 
 export default fp(async (fastify) => {
-  const users = createUsersRepository(fastify.planningDb)
-  const repos = createRepositoriesRepository(fastify.planningDb)
+  const { users, repositories } = fastify.planningStore
 
   fastify.decorateRequest('planningUser', null)
-  fastify.decorateRequest(resolved, false)
+  fastify.decorateRequest(resolved, null)
   fastify.decorateRequest(readable, null)
 
   const tokenOf = (request: FastifyRequest): string | undefined => {
@@ -57,38 +62,43 @@ export default fp(async (fastify) => {
     return undefined
   }
 
-  const user = (request: FastifyRequest): User | null => {
-    if (!request[resolved]) {
-      request[resolved] = true
+  const user = async (request: FastifyRequest): Promise<User | null> => {
+    request[resolved] ??= (async () => {
       const token = tokenOf(request)
-      request.planningUser = token === undefined ? null : users.findByToken(token) ?? null
-    }
-    return request.planningUser
+      request.planningUser = token === undefined ? null : await users.findByToken(token) ?? null
+      return request.planningUser
+    })()
+    return await request[resolved]
   }
 
   const auth: PlanningAuth = {
     tokenOf,
     user,
     async requireUser (request) {
-      if (user(request) !== null) return
+      if (await user(request) !== null) return
       throw httpErrors.unauthorized(tokenOf(request) === undefined
         ? 'an API token is required (X-Authentication-Token header or access_token query parameter)'
         : 'the API token is not valid')
     },
-    requireAccess (request, repoId, level) {
-      const current = user(request)
+    async requireAccess (request, repoId, level) {
+      const current = await user(request)
       if (current === null) throw httpErrors.unauthorized('the API token is not valid')
-      const repo = repos.byId(repoId)
-      const has = repo === undefined ? 0 : users.level(current.id, repoId)
+      const repo = await repositories.byId(repoId)
+      const has = repo === undefined ? 0 : await users.level(current.id, repoId)
       if (repo === undefined || has < LEVELS.read) throw repositoryNotFound(repoId)
-      if (has < LEVELS[level]) throw httpErrors.forbidden(`${level} permission on repository ${repoId} is required`)
+      if (has < LEVELS[level]) throw new Forbidden(`${level} permission on repository ${repoId} is required`)
       return repo
     },
-    canRead (request, repoId) {
-      const current = user(request)
-      if (current === null) return false
+    async readable (request) {
+      const current = await user(request)
+      if (current === null) return new Set()
       request[readable] ??= users.readableRepositories(current.id)
-      return request[readable].has(repoId)
+      return await request[readable]
+    },
+    async bestLevel (request, repoIds) {
+      const current = await user(request)
+      if (current === null) return 0
+      return Math.max(0, ...(await users.levels(current.id, repoIds)).values())
     }
   }
   fastify.decorate('planningAuth', auth)

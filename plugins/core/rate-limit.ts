@@ -67,8 +67,8 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
       store = this
     }
   }
-  const keyOf = (request: FastifyRequest): string => {
-    const user = fastify.planningAuth.user(request)
+  const keyOf = async (request: FastifyRequest): Promise<string> => {
+    const user = await fastify.planningAuth.user(request)
     const key = user === null ? `ip:${request.ip}` : `user:${user.id}`
     request[rateKey] = key
     return key

@@ -1,6 +1,5 @@
 import fp from 'fastify-plugin'
-import { demoFixturePath, isEmptyDatabase, loadFixture, parseFixture, readFixtureFile } from '../db/fixtures.js'
-import { createUsersRepository } from '../db/users.js'
+import { demoFixturePath, loadFixture, parseFixture, readFixtureFile } from '../../services/fixtures.js'
 
 export interface SeedPluginOptions {
   /** a fixture loaded into an empty database */
@@ -22,21 +21,20 @@ declare module 'fastify' {
 
 /** Fills an empty database at start-up from SEED_FILE or the bundled demo fixture. */
 export default fp<SeedPluginOptions>(async (fastify, opts) => {
-  const db = fastify.planningDb
+  const store = fastify.planningStore
   let demo: { login: string, token: string } | null = null
-  if (isEmptyDatabase(db)) {
+  if (await store.repositories.isEmpty()) {
     if (opts.seedFile !== undefined) {
-      const summary = loadFixture(db, readFixtureFile(opts.seedFile))
+      const summary = await loadFixture(store, readFixtureFile(opts.seedFile))
       fastify.log.info({ summary, file: opts.seedFile }, 'loaded seed fixture')
     } else if (opts.demo === true) {
       const fixture = opts.demoFixture === undefined ? readFixtureFile(demoFixturePath()) : parseFixture(opts.demoFixture)
-      const users = createUsersRepository(db)
-      demo = db.transaction(() => {
-        loadFixture(db, fixture)
+      demo = await store.transaction(async (tx) => {
+        await loadFixture(tx, fixture)
         const login = fixture.users?.[0]?.login ?? ''
-        const user = users.byLogin(login)
-        return user === undefined ? null : { login, token: users.regenerateToken(user.id) }
-      })()
+        const user = await tx.users.byLogin(login)
+        return user === undefined ? null : { login, token: await tx.users.regenerateToken(user.id) }
+      })
       if (demo !== null) {
         const url = `${opts.publicUrl ?? 'http://127.0.0.1:8080'}/p1/repositories/${fixture.repositories?.[0]?.id ?? 0}/board`
         fastify.log.info(`demo data loaded; API token for ${demo.login}: ${demo.token}`)

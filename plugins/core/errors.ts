@@ -4,7 +4,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyValidationResult } from 'fastify/types/schema.js'
 import fp from 'fastify-plugin'
 import { STATUS_CODES } from 'node:http'
-import { isDateTime } from '../schemas/formats.js'
+import { DomainError } from '../../db/errors.js'
+import { isDateTime } from '../../schemas/formats.js'
 
 function validator (coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: true, allErrors: false, strict: false })
@@ -73,7 +74,8 @@ export default fp(async (fastify) => {
 
 /** The one error shape; a 5xx never carries internals. */
 export async function errorReply (err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  const status = err.validation !== undefined ? 400 : err.statusCode ?? 500
+  // Domain errors (the data layer's refusals) carry their status; validation is always a 400.
+  const status = err instanceof DomainError ? err.statusCode : err.validation !== undefined ? 400 : err.statusCode ?? 500
   if (status >= 500) {
     request.log.error({ err }, 'request failed')
     return await reply.status(500).send({

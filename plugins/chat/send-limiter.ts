@@ -2,7 +2,7 @@
 export class SendLimiter {
   private readonly sends = new Map<number, number[]>()
 
-  constructor (private readonly max: number, private readonly windowMs: number) {}
+  constructor (readonly max: number, readonly windowMs: number) {}
 
   /** Records a send and returns 0, or returns the milliseconds to wait when over the limit. */
   take (userId: number, now = Date.now()): number {

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { DomainEvents } from '../db/domain-events.js'
+import { DomainEvents } from '../../db/domain-events.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

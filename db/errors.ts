@@ -1,0 +1,30 @@
+/**
+ * What the data layer throws when a request cannot be carried out. The one error handler maps
+ * each to its status (README, "Conventions"); the message is for the client.
+ */
+export class DomainError extends Error {
+  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409) {
+    super(message)
+    this.name = new.target.name
+  }
+}
+
+/** The thing does not exist, or the caller may not know that it does (404). */
+export class NotFound extends DomainError {
+  constructor (message: string) { super(message, 404) }
+}
+
+/** It exists already, or would clash with what exists (409). */
+export class Conflict extends DomainError {
+  constructor (message: string) { super(message, 409) }
+}
+
+/** The request is well-formed but cannot be carried out as asked (400). */
+export class Invalid extends DomainError {
+  constructor (message: string) { super(message, 400) }
+}
+
+/** The caller may see the thing but not do this to it (403). */
+export class Forbidden extends DomainError {
+  constructor (message: string) { super(message, 403) }
+}

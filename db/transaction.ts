@@ -1,0 +1,30 @@
+import { sql, type Kysely } from 'kysely'
+import type { Database } from './schema.js'
+
+/** The Kysely instance or an open transaction: what every data function takes. */
+export type Executor = Kysely<Database>
+
+/**
+ * Runs `fn` in one write transaction (or in the caller's, when `db` is one already) and bumps the
+ * change counter first, so every write moves the version that cached reads compare with, whichever
+ * process made it. On SQLite the first statement also takes the write lock.
+ */
+export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return await fn(db)
+  return await db.transaction().execute(async (trx) => {
+    await sql`UPDATE change_counter SET value = value + 1 WHERE id = 1`.execute(trx)
+    return await fn(trx)
+  })
+}
+
+/** The change counter: it moves with every committed write, on any connection or instance. */
+export async function changeVersion (db: Executor): Promise<number> {
+  const row = await db.selectFrom('change_counter').select('value').where('id', '=', 1).executeTakeFirst()
+  return Number(row?.value ?? 0)
+}
+
+/** One transaction that leaves the change counter alone (chat and delivery bookkeeping, which no cached read shows). */
+export async function atomic<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return await fn(db)
+  return await db.transaction().execute(fn)
+}

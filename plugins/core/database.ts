@@ -1,0 +1,32 @@
+import fp from 'fastify-plugin'
+import { migrate } from '../../db/migrations/index.js'
+import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
+import { createStore, type PlanningStore } from '../../db/store.js'
+
+export interface DatabasePluginOptions {
+  /** a better-sqlite3 handle owned by the caller, or a file path (`:memory:` allowed) we open and close */
+  database?: SqliteHandle | string
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** the planning API's data layer: one repository per domain over Kysely, built once */
+    planningStore: PlanningStore
+  }
+}
+
+/**
+ * The store for the whole API: Kysely over a SQLite file (WAL, foreign keys, IMMEDIATE write
+ * transactions), migrations applied at start-up, closed in onClose when it opened the file.
+ */
+export default fp<DatabasePluginOptions>(async (fastify, opts) => {
+  const { db } = sqliteKysely(opts.database ?? ':memory:')
+  try {
+    await migrate(db, 'sqlite')
+  } catch (err) {
+    await db.destroy()
+    throw err
+  }
+  fastify.decorate('planningStore', createStore(db, fastify.planningEvents))
+  fastify.addHook('onClose', async () => { await db.destroy() })
+}, { name: 'planning-database', fastify: '5.x', dependencies: ['planning-events'] })
