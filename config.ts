@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { envSchema } from 'env-schema'
 
-/** Every environment variable the server reads (DESIGN.md section 3); `.env.example` lists the same. */
+/** Every environment variable the server reads (README, "Configuration"); `.env.example` lists the same. */
 export const EnvSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),

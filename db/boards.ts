@@ -5,7 +5,8 @@ import type { DomainEvents } from './domain-events.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { between, CEILING, spread } from './ranking.js'
-import { issueByNumber, type Repository } from './repositories.js'
+import { prepared } from './prepared.js'
+import type { Repository } from './repositories.js'
 import { changeVersion, writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 import { createWorkspacesRepository } from './workspaces.js'
@@ -14,25 +15,56 @@ export type Board = Static<typeof BoardSchema>
 export type BoardIssue = Static<typeof BoardIssueSchema>
 export type MovePosition = 'top' | 'bottom' | number
 
+type Others = { pipelineId: string, repoId: number, issueId: number }
+
 /** The other open issues of the repository in a pipeline (the moved one left out), in board order. */
-function others (db: Executor, pipelineId: string, repoId: number, issueId: number) {
-  return db.selectFrom('placements').where('pipeline_id', '=', pipelineId).where('repo_id', '=', repoId)
-    .where('is_open', '=', 1).where('issue_id', '<>', issueId)
+function others (db: Executor, p: Others) {
+  return db.selectFrom('placements').where('pipeline_id', '=', p.pipelineId).where('repo_id', '=', p.repoId)
+    .where('is_open', '=', 1).where('issue_id', '<>', p.issueId)
 }
 
+const ranksQuery = prepared<Others & { limit: number, offset: number }>()((db, p) =>
+  others(db, p).select(['issue_id', 'rank']).orderBy('rank').orderBy('issue_id').limit(p.limit).offset(p.offset))
+const lastRankQuery = prepared<Others>()((db, p) =>
+  others(db, p).select('rank').orderBy('rank', 'desc').orderBy('issue_id', 'desc').limit(1))
+const countBelowQuery = prepared<Others & { rank: number }>()((db, p) =>
+  others(db, p).where('rank', '<', p.rank).select(sql<number>`count(*)`.as('n')))
+// What a move starts from, in one statement: the issue, where it is in the workspace, and the
+// target pipeline with its workspace's name (null columns tell what is missing).
+const moveStartQuery = prepared<{ repoId: number, number: number, workspaceId: string, targetId: string }>()((db, p) =>
+  db.selectFrom('issues as i')
+    .leftJoin('placements as cur', (join) => join.onRef('cur.issue_id', '=', 'i.id').on('cur.workspace_id', '=', p.workspaceId))
+    .leftJoin('pipelines as curpl', 'curpl.id', 'cur.pipeline_id')
+    .leftJoin('pipelines as t', (join) => join.on('t.id', '=', p.targetId))
+    .leftJoin('workspaces as tw', 'tw.id', 't.workspace_id')
+    .select(['i.id', 'i.number', 'i.title', 'cur.pipeline_id', 'curpl.name as pipeline_name', 'cur.rank',
+      't.workspace_id as target_workspace', 't.name as target_name', 'tw.name as workspace_name'])
+    .where('i.repo_id', '=', p.repoId).where('i.number', '=', p.number))
+const placeQuery = prepared<{ pipelineId: string, rank: number, issueId: number, workspaceId: string }>()((db, p) =>
+  db.updateTable('placements').set({ pipeline_id: p.pipelineId, position: p.rank, rank: p.rank })
+    .where('issue_id', '=', p.issueId).where('workspace_id', '=', p.workspaceId))
+const transferQuery = prepared<{ issueId: number, userId: number, at: string, from: string, to: string, workspaceId: string }>()((db, p) =>
+  db.insertInto('issue_events').values({
+    issue_id: p.issueId, user_id: p.userId, type: 'transferIssue', created_at: p.at, from_pipeline: p.from,
+    to_pipeline: p.to, workspace_id: p.workspaceId, from_estimate: null, to_estimate: null
+  }))
+const boardRowsQuery = prepared<{ workspaceId: string, repoId: number }>()((db, p) =>
+  db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+    .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
+    .where('p.workspace_id', '=', p.workspaceId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1)
+    .orderBy('p.pipeline_id').orderBy('p.rank').orderBy('p.issue_id'))
+
 async function ranksFrom (db: Executor, pipelineId: string, repoId: number, issueId: number, limit: number, offset: number) {
-  return await others(db, pipelineId, repoId, issueId).select(['issue_id', 'rank'])
-    .orderBy('rank').orderBy('issue_id').limit(limit).offset(offset).execute()
+  return (await ranksQuery(db, { pipelineId, repoId, issueId, limit, offset })).rows
 }
 
 async function lastRank (db: Executor, pipelineId: string, repoId: number, issueId: number): Promise<number | undefined> {
-  const row = await others(db, pipelineId, repoId, issueId).select('rank').orderBy('rank', 'desc').orderBy('issue_id', 'desc').limit(1).executeTakeFirst()
+  const row = (await lastRankQuery(db, { pipelineId, repoId, issueId })).rows[0]
   return row === undefined ? undefined : Number(row.rank)
 }
 
 async function countBelow (db: Executor, pipelineId: string, repoId: number, issueId: number, rank: number): Promise<number> {
-  const row = await others(db, pipelineId, repoId, issueId).where('rank', '<', rank).select(sql<number>`count(*)`.as('n')).executeTakeFirst()
-  return Number(row?.n ?? 0)
+  return Number((await countBelowQuery(db, { pipelineId, repoId, issueId, rank })).rows[0]?.n ?? 0)
 }
 
 /**
@@ -72,11 +104,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
   async function buildBoard (workspaceId: string, repoId: number): Promise<Board> {
     const pipelines = (await workspaces.pipelines(workspaceId)).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
     const byId = new Map(pipelines.map((p) => [p.id, p]))
-    const rows = await db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
-      .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
-      .where('p.workspace_id', '=', workspaceId).where('p.repo_id', '=', repoId).where('p.is_open', '=', 1)
-      .orderBy('p.pipeline_id').orderBy('p.rank').orderBy('p.issue_id').execute()
-    for (const row of rows) {
+    for (const row of (await boardRowsQuery(db, { workspaceId, repoId })).rows) {
       const issue: BoardIssue = { issue_number: Number(row.number), is_epic: row.is_epic === 1 }
       if (row.estimate !== null) issue.estimate = { value: row.estimate }
       if (row.position !== null) issue.position = Number(row.position)
@@ -92,9 +120,9 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
 
   return {
     /** The board of one repository in a workspace; callers must not modify what they get. */
-    async board (workspaceId: string, repoId: number): Promise<Board> {
+    async board (workspaceId: string, repoId: number, knownVersion?: number): Promise<Board> {
       const key = `${workspaceId}\u0000${repoId}`
-      const version = await changeVersion(db)
+      const version = knownVersion ?? await changeVersion(db)
       const hit = cache.get(key)
       if (hit !== undefined && hit.version === version) return hit.board
       const board = await buildBoard(workspaceId, repoId)
@@ -106,19 +134,16 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
     /** Moves an issue to a pipeline of the workspace at `position`; one transaction with its events. */
     async move (user: User, workspaceId: string, repo: Repository, issueNumber: number, pipelineId: string, position: MovePosition): Promise<void> {
       await writeTransaction(db, async (trx) => {
-        const spaces = createWorkspacesRepository(trx)
-        const issue = await issueByNumber(trx, repo.id, issueNumber)
-        if (issue === undefined) throw new NotFound(`issue ${issueNumber} not found in repository ${repo.id}`)
-        const target = await spaces.pipeline(pipelineId)
-        if (target === undefined || target.workspace_id !== workspaceId) {
+        const start = (await moveStartQuery(trx, { repoId: repo.id, number: issueNumber, workspaceId, targetId: pipelineId })).rows[0]
+        if (start === undefined) throw new NotFound(`issue ${issueNumber} not found in repository ${repo.id}`)
+        if (start.target_workspace !== workspaceId) {
           throw new Invalid(`pipeline_id ${pipelineId} is not a pipeline of workspace ${workspaceId}`)
         }
-        const current = await trx.selectFrom('placements as p').innerJoin('pipelines as pl', 'pl.id', 'p.pipeline_id')
-          .select(['p.pipeline_id', 'pl.name as pipeline_name', 'p.rank'])
-          .where('p.issue_id', '=', issue.id).where('p.workspace_id', '=', workspaceId).executeTakeFirst()
-        if (current === undefined) throw new NotFound(`issue ${issueNumber} is not on the board of workspace ${workspaceId}`)
+        if (start.pipeline_id === null) throw new NotFound(`issue ${issueNumber} is not on the board of workspace ${workspaceId}`)
+        const issue = { id: Number(start.id), number: Number(start.number), title: start.title }
+        const current = { pipeline_id: start.pipeline_id, pipeline_name: start.pipeline_name!, rank: Number(start.rank) }
+        const target = { name: start.target_name!, workspace_name: start.workspace_name! }
 
-        const workspace = await spaces.requireWorkspace(workspaceId)
         const samePipeline = current.pipeline_id === pipelineId
         const wantsIndexes = samePipeline && await events.wants(trx, 'issue_reprioritized', repo.id)
         const fromIndex = wantsIndexes ? await countBelow(trx, pipelineId, repo.id, issue.id, Number(current.rank)) : 0
@@ -148,15 +173,11 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
           const at = Number.isFinite(index) ? index : await countBelow(trx, pipelineId, repo.id, issue.id, CEILING)
           rank = await respace(trx, pipelineId, repo.id, issue.id, workspaceId, at)
         }
-        await trx.updateTable('placements').set({ pipeline_id: pipelineId, position: rank, rank })
-          .where('issue_id', '=', issue.id).where('workspace_id', '=', workspaceId).execute()
+        await placeQuery(trx, { pipelineId, rank, issueId: issue.id, workspaceId })
 
-        const context = { repo, issue, user, workspace: { id: workspace.id, name: workspace.name } }
+        const context = { repo, issue, user, workspace: { id: workspaceId, name: target.workspace_name } }
         if (!samePipeline) {
-          await trx.insertInto('issue_events').values({
-            issue_id: issue.id, user_id: user.id, type: 'transferIssue', created_at: nowIso(), from_pipeline: current.pipeline_name,
-            to_pipeline: target.name, workspace_id: workspaceId, from_estimate: null, to_estimate: null
-          }).execute()
+          await transferQuery(trx, { issueId: issue.id, userId: user.id, at: nowIso(), from: current.pipeline_name, to: target.name, workspaceId })
           await events.emit(trx, { ...context, type: 'issue_transfer', from: current.pipeline_name, to: target.name })
         } else if (wantsIndexes) {
           const toIndex = await countBelow(trx, pipelineId, repo.id, issue.id, rank)

@@ -2,8 +2,10 @@ import type { Static } from '../schemas/common.js'
 import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
 import type { IssueData as IssueDataSchema, IssueEvent as IssueEventSchema } from '../schemas/issues.js'
 import type { DomainEvents } from './domain-events.js'
+import { NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { requireIssue, type Repository } from './repositories.js'
+import { prepared } from './prepared.js'
 import { writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 
@@ -24,13 +26,25 @@ export async function pipelinesOf (db: Executor, issueIds: number[]): Promise<Ma
   return out
 }
 
+// The issue with its pipeline in each workspace (one row per workspace, oldest first; one row
+// with no pipeline when it is on no board).
+const issueWithPipelines = prepared<{ repoId: number, number: number }>()((db, p) =>
+  db.selectFrom('issues as i')
+    .leftJoin('placements as p', 'p.issue_id', 'i.id').leftJoin('pipelines as pl', 'pl.id', 'p.pipeline_id').leftJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select(['i.id', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
+    .where('i.repo_id', '=', p.repoId).where('i.number', '=', p.number).orderBy('w.created_at').orderBy('w.seq'))
+const plusOnesOf = prepared<{ issueId: number }>()((db, p) =>
+  db.selectFrom('plus_ones').select('created_at').where('issue_id', '=', p.issueId).orderBy('created_at').orderBy('id'))
+
 /** Issue data, issue events and estimates. Reads use a fixed number of queries per issue. */
 export function createIssuesRepository (db: Executor, events: DomainEvents) {
   return {
     async data (repoId: number, number: number): Promise<IssueData> {
-      const issue = await requireIssue(db, repoId, number)
-      const pipelines = (await pipelinesOf(db, [issue.id])).get(issue.id)!
-      const plusOnes = await db.selectFrom('plus_ones').select('created_at').where('issue_id', '=', issue.id).orderBy('created_at').orderBy('id').execute()
+      const rows = (await issueWithPipelines(db, { repoId, number })).rows
+      if (rows.length === 0) throw new NotFound(`issue ${number} not found in repository ${repoId}`)
+      const issue = rows[0]
+      const pipelines = rows.filter((r) => r.pipeline_id !== null).map((r) => ({ name: r.name!, pipeline_id: r.pipeline_id!, workspace_id: r.workspace_id! }))
+      const plusOnes = (await plusOnesOf(db, { issueId: issue.id })).rows
       const data: IssueData = {
         plus_ones: plusOnes,
         pipelines,

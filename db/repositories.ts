@@ -2,6 +2,7 @@ import type { Static } from '../schemas/common.js'
 import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
+import { prepared } from './prepared.js'
 import { unprioritizedRank } from './ranking.js'
 import type { Executor } from './transaction.js'
 
@@ -33,9 +34,13 @@ export interface NewIssue {
 
 const ISSUE_COLUMNS = ['id', 'repo_id', 'number', 'title', 'state', 'estimate', 'is_epic'] as const
 
+const issueQuery = prepared<{ repoId: number, number: number }>()((db, p) =>
+  db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', p.repoId).where('number', '=', p.number))
+const repoQuery = prepared<{ id: number }>()((db, p) => db.selectFrom('repositories').select(['id', 'owner', 'name']).where('id', '=', p.id))
+
 /** An issue by repository and number, or undefined. */
 export async function issueByNumber (db: Executor, repoId: number, number: number): Promise<IssueRow | undefined> {
-  return await db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+  return (await issueQuery(db, { repoId, number })).rows[0]
 }
 
 export async function requireIssue (db: Executor, repoId: number, number: number): Promise<IssueRow> {
@@ -49,8 +54,7 @@ export async function requireIssue (db: Executor, repoId: number, number: number
  * reopening an issue keeps its board placements in step (README, "Conventions").
  */
 export function createRepositoriesRepository (db: Executor) {
-  const byId = async (id: number): Promise<Repository | undefined> =>
-    await db.selectFrom('repositories').select(['id', 'owner', 'name']).where('id', '=', id).executeTakeFirst()
+  const byId = async (id: number): Promise<Repository | undefined> => (await repoQuery(db, { id })).rows[0]
   const requireRepository = async (id: number): Promise<Repository> => {
     const repo = await byId(id)
     if (repo === undefined) throw new NotFound(`repository ${id} not found`)

@@ -1,8 +1,12 @@
 import { sql, type Kysely } from 'kysely'
+import { prepared } from './prepared.js'
 import type { Database } from './schema.js'
 
 /** The Kysely instance or an open transaction: what every data function takes. */
 export type Executor = Kysely<Database>
+
+const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1))
+const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_counter').select('value').where('id', '=', 1))
 
 /**
  * Runs `fn` in one write transaction (or in the caller's, when `db` is one already) and bumps the
@@ -12,15 +16,15 @@ export type Executor = Kysely<Database>
 export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (db.isTransaction) return await fn(db)
   return await db.transaction().execute(async (trx) => {
-    await sql`UPDATE change_counter SET value = value + 1 WHERE id = 1`.execute(trx)
+    await bump(trx, {})
     return await fn(trx)
   })
 }
 
 /** The change counter: it moves with every committed write, on any connection or instance. */
 export async function changeVersion (db: Executor): Promise<number> {
-  const row = await db.selectFrom('change_counter').select('value').where('id', '=', 1).executeTakeFirst()
-  return Number(row?.value ?? 0)
+  const { rows } = await version(db, {})
+  return Number(rows[0]?.value ?? 0)
 }
 
 /** One transaction that leaves the change counter alone (chat and delivery bookkeeping, which no cached read shows). */

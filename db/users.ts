@@ -5,6 +5,7 @@ import type { AdminUser } from '../schemas/admin.js'
 import type { PermissionName as PermissionNameSchema } from '../schemas/fixture.js'
 import { Conflict, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
+import { prepared } from './prepared.js'
 import type { Executor } from './transaction.js'
 
 export type User = Static<typeof AdminUser>
@@ -25,6 +26,10 @@ export function generateToken (): string {
 /** Logins compare case-insensitively, as on the issue-hosting platforms. */
 const sameLogin = (login: string) => sql<boolean>`lower(login) = lower(${login})`
 
+const byHash = prepared<{ hash: string }>()((db, p) => db.selectFrom('users').select(['id', 'login', 'token_hash']).where('token_hash', '=', p.hash))
+const levelOf = prepared<{ userId: number, repoId: number }>()((db, p) =>
+  db.selectFrom('permissions').select('level').where('user_id', '=', p.userId).where('repo_id', '=', p.repoId))
+
 /** Users, their tokens and their per-repository permissions. */
 export function createUsersRepository (db: Executor) {
   const byLogin = async (login: string): Promise<User | undefined> =>
@@ -37,7 +42,7 @@ export function createUsersRepository (db: Executor) {
     /** The user owning this token, or undefined. The digest is compared in constant time. */
     async findByToken (token: string): Promise<User | undefined> {
       const digest = hashToken(token)
-      const row = await db.selectFrom('users').select(['id', 'login', 'token_hash']).where('token_hash', '=', digest).executeTakeFirst()
+      const row = (await byHash(db, { hash: digest })).rows[0]
       if (row === undefined || row.token_hash === null) return undefined
       const a = Buffer.from(row.token_hash, 'hex')
       const b = Buffer.from(digest, 'hex')
@@ -76,8 +81,7 @@ export function createUsersRepository (db: Executor) {
     },
 
     async level (userId: number, repoId: number): Promise<number> {
-      const row = await db.selectFrom('permissions').select('level').where('user_id', '=', userId).where('repo_id', '=', repoId).executeTakeFirst()
-      return row?.level ?? 0
+      return (await levelOf(db, { userId, repoId })).rows[0]?.level ?? 0
     },
 
     /** Each repository's level for the user, 0 where none. */

@@ -4,6 +4,7 @@ import type { Static } from '../schemas/common.js'
 import type { Delivery, Webhook as WebhookSchema } from '../schemas/webhooks.js'
 import { Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
+import { prepared } from './prepared.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 export type Webhook = Static<typeof WebhookSchema>
@@ -25,9 +26,12 @@ export interface PendingDelivery {
 const WEBHOOK_COLUMNS = ['id', 'repo_id', 'url', 'description', 'created_at'] as const
 const toWebhook = (row: Webhook): Webhook => ({ ...row, repo_id: Number(row.repo_id) })
 
+const hooksOf = prepared<{ repoId: number }>()((db, p) => db.selectFrom('webhooks').select('id').where('repo_id', '=', p.repoId))
+const anyHook = prepared<{ repoId: number }>()((db, p) => db.selectFrom('webhooks').select('id').where('repo_id', '=', p.repoId).limit(1))
+
 /** Writes one delivery per webhook of the repository; call inside the change's transaction. */
 export async function enqueueDeliveries (trx: Executor, repoId: number, eventType: string, body: string): Promise<number> {
-  const hooks = await trx.selectFrom('webhooks').select('id').where('repo_id', '=', repoId).execute()
+  const hooks = (await hooksOf(trx, { repoId })).rows
   const now = Date.now()
   const created = nowIso()
   for (const hook of hooks) {
@@ -69,7 +73,7 @@ export function createWebhooksRepository (db: Executor) {
     },
 
     async hasWebhooks (repoId: number): Promise<boolean> {
-      return await db.selectFrom('webhooks').select('id').where('repo_id', '=', repoId).limit(1).executeTakeFirst() !== undefined
+      return (await anyHook(db, { repoId })).rows.length > 0
     },
 
     /** The oldest pending delivery of every webhook, soonest due first: one webhook's go out in order. */

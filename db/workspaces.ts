@@ -4,6 +4,7 @@ import type { AdminWorkspace } from '../schemas/admin.js'
 import type { Workspace } from '../schemas/boards.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
+import { prepared } from './prepared.js'
 import type { Executor } from './transaction.js'
 
 export type WorkspaceData = Static<typeof Workspace>
@@ -27,6 +28,17 @@ export interface WorkspaceChange {
   /** the full ordered list: entries with an id rename/reorder, entries without one are added */
   pipelines?: Array<{ id?: string, name: string }>
 }
+
+const pipelinesQuery = prepared<{ workspaceId: string }>()((db, p) =>
+  db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('workspace_id', '=', p.workspaceId).orderBy('sort_order'))
+const pipelineQuery = prepared<{ id: string }>()((db, p) =>
+  db.selectFrom('pipelines as p').innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select(['p.id', 'p.name', 'p.workspace_id', 'w.name as workspace_name']).where('p.id', '=', p.id))
+const holdsQuery = prepared<{ workspaceId: string, repoId: number }>()((db, p) =>
+  db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', p.workspaceId).where('repo_id', '=', p.repoId))
+const oldestQuery = prepared<{ repoId: number }>()((db, p) =>
+  db.selectFrom('workspaces as w').innerJoin('workspace_repositories as wr', 'wr.workspace_id', 'w.id')
+    .select('w.id').where('wr.repo_id', '=', p.repoId).orderBy('w.created_at').orderBy('w.seq').limit(1))
 
 /** Workspaces, their repositories and their ordered pipelines. */
 export function createWorkspacesRepository (db: Executor) {
@@ -53,16 +65,16 @@ export function createWorkspacesRepository (db: Executor) {
   }
 
   async function pipelines (workspaceId: string): Promise<Pipeline[]> {
-    return await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('workspace_id', '=', workspaceId).orderBy('sort_order').execute()
+    return (await pipelinesQuery(db, { workspaceId })).rows
   }
 
-  async function pipeline (id: string): Promise<Pipeline | undefined> {
-    return await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('id', '=', id).executeTakeFirst()
+  /** A pipeline with its workspace's name. */
+  async function pipeline (id: string): Promise<(Pipeline & { workspace_name: string }) | undefined> {
+    return (await pipelineQuery(db, { id })).rows[0]
   }
 
   async function holds (workspaceId: string, repoId: number): Promise<boolean> {
-    const row = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId).where('repo_id', '=', repoId).executeTakeFirst()
-    return row !== undefined
+    return (await holdsQuery(db, { workspaceId, repoId })).rows.length > 0
   }
 
   async function addRepository (workspaceId: string, repoId: number, firstPipelineId: string): Promise<void> {
@@ -99,9 +111,7 @@ export function createWorkspacesRepository (db: Executor) {
 
     /** The earliest created workspace holding the repository (what p1 operations act on). */
     async oldestFor (repoId: number): Promise<string | undefined> {
-      const row = await db.selectFrom('workspaces as w').innerJoin('workspace_repositories as wr', 'wr.workspace_id', 'w.id')
-        .select('w.id').where('wr.repo_id', '=', repoId).orderBy('w.created_at').orderBy('w.seq').limit(1).executeTakeFirst()
-      return row?.id
+      return (await oldestQuery(db, { repoId })).rows[0]?.id
     },
 
     async create (input: NewWorkspace): Promise<WorkspaceWithPipelines> {

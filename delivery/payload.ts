@@ -2,7 +2,7 @@ import type { DomainEvent } from '../db/domain-events.js'
 
 /**
  * The hosted API's custom webhook body for a board or estimate change: form fields, every value
- * a string (DESIGN.md section 7).
+ * a string (README, "Webhooks").
  */
 export function webhookPayload (event: DomainEvent): Record<string, string> {
   const common = {

@@ -6,7 +6,7 @@ const PipelineSpec = Type.Union([
   Type.Object({ id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })), name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 ])
 
-/** The fixture format of DESIGN.md section 5 (SEED_FILE, the demo, POST /admin/import, tests). */
+/** The fixture format (README, "Fixtures") (SEED_FILE, the demo, POST /admin/import, tests). */
 export const Fixture = Type.Object({
   users: Type.Optional(Type.Array(Type.Object({
     id: Type.Optional(PositiveInt),

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { ConfigError, loadConfig } from '../config.js'
 
-t.test('defaults match DESIGN.md section 3', async (t) => {
+t.test('defaults match the README configuration table', async (t) => {
   t.same(loadConfig({}), {
     host: '127.0.0.1',
     port: 8080,

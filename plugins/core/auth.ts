@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Forbidden, NotFound } from '../../db/errors.js'
 import type { Repository } from '../../db/repositories.js'
-import { LEVELS, type AccessLevel, type User } from '../../db/users.js'
+import { hashToken, LEVELS, type AccessLevel, type User } from '../../db/users.js'
 
 const resolved = Symbol('planningUserResolved')
 const readable = Symbol('planningReadable')
@@ -45,8 +45,38 @@ export function repositoryNotFound (repoId: number): Error {
   return new NotFound(`repository ${repoId} not found`)
 }
 
+/**
+ * Tokens, repositories and permission levels as last read, kept while the change counter stays
+ * where it was: every write (a new token, a permission, a deleted user) moves it and empties this.
+ */
+class AccessCache {
+  version = -1
+  readonly users = new Map<string, User | null>()
+  readonly access = new Map<string, { repo: Repository | undefined, level: number }>()
+  readonly readable = new Map<number, Set<number>>()
+
+  at (version: number): this {
+    if (version !== this.version) {
+      this.version = version
+      this.users.clear()
+      this.access.clear()
+      this.readable.clear()
+    }
+    return this
+  }
+}
+
+const MAX_CACHED = 10_000
+
 export default fp(async (fastify) => {
   const { users, repositories } = fastify.planningStore
+  const cache = new AccessCache()
+  const cached = async (request: FastifyRequest) => cache.at(await fastify.planningVersion(request))
+  const remember = <K, V>(map: Map<K, V>, key: K, value: V): V => {
+    if (map.size >= MAX_CACHED) map.clear()
+    map.set(key, value)
+    return value
+  }
 
   fastify.decorateRequest('planningUser', null)
   fastify.decorateRequest(resolved, null)
@@ -65,7 +95,12 @@ export default fp(async (fastify) => {
   const user = async (request: FastifyRequest): Promise<User | null> => {
     request[resolved] ??= (async () => {
       const token = tokenOf(request)
-      request.planningUser = token === undefined ? null : await users.findByToken(token) ?? null
+      if (token === undefined) return null
+      // Kept by digest: the cache holds no token.
+      const known = await cached(request)
+      const digest = hashToken(token)
+      const hit = known.users.get(digest)
+      request.planningUser = hit !== undefined ? hit : remember(known.users, digest, await users.findByToken(token) ?? null)
       return request.planningUser
     })()
     return await request[resolved]
@@ -83,8 +118,14 @@ export default fp(async (fastify) => {
     async requireAccess (request, repoId, level) {
       const current = await user(request)
       if (current === null) throw httpErrors.unauthorized('the API token is not valid')
-      const repo = await repositories.byId(repoId)
-      const has = repo === undefined ? 0 : await users.level(current.id, repoId)
+      const known = await cached(request)
+      const key = `${current.id}:${repoId}`
+      let access = known.access.get(key)
+      if (access === undefined) {
+        const repo = await repositories.byId(repoId)
+        access = remember(known.access, key, { repo, level: repo === undefined ? 0 : await users.level(current.id, repoId) })
+      }
+      const { repo, level: has } = access
       if (repo === undefined || has < LEVELS.read) throw repositoryNotFound(repoId)
       if (has < LEVELS[level]) throw new Forbidden(`${level} permission on repository ${repoId} is required`)
       return repo
@@ -92,7 +133,10 @@ export default fp(async (fastify) => {
     async readable (request) {
       const current = await user(request)
       if (current === null) return new Set()
-      request[readable] ??= users.readableRepositories(current.id)
+      request[readable] ??= (async () => {
+        const known = await cached(request)
+        return known.readable.get(current.id) ?? remember(known.readable, current.id, await users.readableRepositories(current.id))
+      })()
       return await request[readable]
     },
     async bestLevel (request, repoIds) {
