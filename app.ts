@@ -152,7 +152,7 @@ export function serverOptions (input: ServerOptionsInput = {}): FastifyServerOpt
     frameworkErrors: (err, request, reply: FastifyReply) => {
       const status = err.code === 'FST_ERR_ASYNC_CONSTRAINT' ? 500 : 400
       request.log.info({ code: err.code }, 'request refused before routing')
-      void reply.status(status).send({
+      reply.status(status).send({
         statusCode: status,
         error: STATUS_CODES[status],
         message: status === 400 ? 'the request URL is not valid (bad percent-encoding or an over-long parameter)' : `internal error (request ${request.id}); see the server log`

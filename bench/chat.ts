@@ -19,7 +19,10 @@ export async function benchChat (sockets = 1000, messages = 50): Promise<string[
   await loadFixture(store, { users: [{ login: 'bench', token: TOKEN }] })
   await store.close()
   const app = await buildApp({
-    database: db, documentation: false, rateLimit: false, chat: { sendLimit: { max: 1e9, windowMs: 1000 } },
+    database: db,
+    documentation: false,
+    rateLimit: false,
+    chat: { sendLimit: { max: 1e9, windowMs: 1000 } },
     limits: { maxConnections: sockets + 100 }
   })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })

@@ -37,7 +37,10 @@ export async function benchHttp (seconds: number): Promise<string[]> {
     repositories: [{ id: 1, owner: 'bench', name: 'bench', permissions: { bench: 'admin' } }],
     workspaces: [{ id: WORKSPACE, name: 'Bench', repositories: [1], pipelines: PIPELINES }],
     issues: Array.from({ length: 1000 }, (_, i) => ({
-      repo_id: 1, number: i + 1, title: `Issue ${i + 1}`, ...(i % 3 === 0 ? { estimate: 3 } : {}),
+      repo_id: 1,
+      number: i + 1,
+      title: `Issue ${i + 1}`,
+      ...(i % 3 === 0 ? { estimate: 3 } : {}),
       pipelines: { [WORKSPACE]: PIPELINES[i % 4] }
     }))
   })

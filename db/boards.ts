@@ -45,8 +45,15 @@ const placeQuery = prepared<{ pipelineId: string, rank: number, issueId: number,
     .where('issue_id', '=', p.issueId).where('workspace_id', '=', p.workspaceId))
 const transferQuery = prepared<{ issueId: number, userId: number, at: string, from: string, to: string, workspaceId: string }>()((db, p) =>
   db.insertInto('issue_events').values({
-    issue_id: p.issueId, user_id: p.userId, type: 'transferIssue', created_at: p.at, from_pipeline: p.from,
-    to_pipeline: p.to, workspace_id: p.workspaceId, from_estimate: null, to_estimate: null
+    issue_id: p.issueId,
+    user_id: p.userId,
+    type: 'transferIssue',
+    created_at: p.at,
+    from_pipeline: p.from,
+    to_pipeline: p.to,
+    workspace_id: p.workspaceId,
+    from_estimate: null,
+    to_estimate: null
   }))
 const boardRowsQuery = prepared<{ workspaceId: string, repoId: number }>()((db, p) =>
   db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')

@@ -26,7 +26,18 @@ export const BOT = { id: 0, login: 'bot', role: 'bot' } as const
 /** One entry of the live feed: what WebSocket clients receive and can replay by `seq`. */
 export interface ChatEvent { seq: number, type: string, data: unknown }
 
-interface CommandRow { id: number, command: string, response: string, cooldown_seconds: number, permission: CommandPermission, enabled: number, use_count: number, last_used_at: number | null, created_at: string, updated_at: string }
+interface CommandRow {
+  id: number
+  command: string
+  response: string
+  cooldown_seconds: number
+  permission: CommandPermission
+  enabled: number
+  use_count: number
+  last_used_at: number | null
+  created_at: string
+  updated_at: string
+}
 
 const toCommand = ({ last_used_at: _last, enabled, ...row }: CommandRow): ChatCommand =>
   ({ ...row, id: Number(row.id), use_count: Number(row.use_count), enabled: enabled === 1 })
@@ -182,8 +193,14 @@ export function createChatRepository (db: Executor) {
         await duplicateTrigger(trx, input.command)
         const now = nowIso()
         const { id } = await trx.insertInto('chat_commands').values({
-          command: input.command, response: input.response, cooldown_seconds: input.cooldown_seconds ?? 30, permission: input.permission ?? 'everyone',
-          enabled: input.enabled === false ? 0 : 1, created_at: now, updated_at: now, last_used_at: null
+          command: input.command,
+          response: input.response,
+          cooldown_seconds: input.cooldown_seconds ?? 30,
+          permission: input.permission ?? 'everyone',
+          enabled: input.enabled === false ? 0 : 1,
+          created_at: now,
+          updated_at: now,
+          last_used_at: null
         }).returning('id').executeTakeFirstOrThrow()
         const command = toCommand(await requireCommand(trx, id))
         return { command, event: await event(trx, 'command.created', command) }

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { EpicData as EpicDataSchema, EpicList, UpdateEpicIssuesReply } from '../schemas/epics.js'
 import { Invalid, NotFound } from './errors.js'
-import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef } from './issue-refs.js'
+import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
 import { issueByNumber, requireIssue, type Repository } from './repositories.js'
 import { writeTransaction, type Executor } from './transaction.js'
@@ -34,7 +34,9 @@ async function requireEpic (db: Executor, repoId: number, number: number) {
   return row
 }
 
-async function addChildren (db: Executor, epicId: number, children: Array<{ id: number, repo_id: number, number: number }>, canRead: (repoId: number) => boolean): Promise<IssueRef[]> {
+type CanRead = (repoId: number) => boolean
+
+async function addChildren (db: Executor, epicId: number, children: ResolvedIssue[], canRead: CanRead): Promise<IssueRef[]> {
   const added: IssueRef[] = []
   for (const child of children) {
     if (child.id === epicId) throw new Invalid('an epic cannot contain itself')
@@ -71,8 +73,14 @@ export function createEpicsRepository (db: Executor) {
       const epic = await requireEpic(db, repoId, number)
       // The epic and its children with their pipelines, in one statement (no query per child).
       const { rows } = await sql<{
-        id: number, repo_id: number, number: number, estimate: number | null, is_epic: number
-        pipeline_name: string | null, pipeline_id: string | null, workspace_id: string | null
+        id: number,
+        repo_id: number,
+        number: number,
+        estimate: number | null,
+        is_epic: number
+        pipeline_name: string | null,
+        pipeline_id: string | null,
+        workspace_id: string | null
       }>`
         WITH members(id, ord) AS (SELECT CAST(${epic.id} AS BIGINT), 0 UNION ALL SELECT issue_id, 1 FROM epic_issues WHERE epic_id = ${epic.id})
         SELECT i.id, i.repo_id, i.number, i.estimate, i.is_epic, pl.name AS pipeline_name, pl.id AS pipeline_id, p.workspace_id
@@ -127,7 +135,7 @@ export function createEpicsRepository (db: Executor) {
     },
 
     /** Returns what this call changed: issues already in (or not in) the epic are not listed. */
-    async updateIssues (repoId: number, number: number, remove: IssueRef[], add: IssueRef[], canRead: (repoId: number) => boolean): Promise<Static<typeof UpdateEpicIssuesReply>> {
+    async updateIssues (repoId: number, number: number, remove: IssueRef[], add: IssueRef[], canRead: CanRead): Promise<Static<typeof UpdateEpicIssuesReply>> {
       return await writeTransaction(db, async (trx) => {
         const epic = await requireEpic(trx, repoId, number)
         const toRemove = await resolveRefs(trx, remove, canRead, 'remove_issues')

@@ -80,8 +80,15 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
         if (issue.estimate === value) return
         await trx.updateTable('issues').set({ estimate: value }).where('id', '=', issue.id).execute()
         await trx.insertInto('issue_events').values({
-          issue_id: issue.id, user_id: user.id, type: 'estimateIssue', created_at: nowIso(), from_estimate: issue.estimate, to_estimate: value,
-          from_pipeline: null, to_pipeline: null, workspace_id: null
+          issue_id: issue.id,
+          user_id: user.id,
+          type: 'estimateIssue',
+          created_at: nowIso(),
+          from_estimate: issue.estimate,
+          to_estimate: value,
+          from_pipeline: null,
+          to_pipeline: null,
+          workspace_id: null
         }).execute()
         const context = { repo, issue: { id: issue.id, number: issue.number, title: issue.title }, user }
         await events.emit(trx, value === null ? { ...context, type: 'estimate_cleared' } : { ...context, type: 'estimate_set', estimate: value })

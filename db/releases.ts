@@ -10,6 +10,7 @@ export type ReleaseSummary = Static<typeof ReleaseReportSummary>
 export type ReleaseReport = Static<typeof ReleaseReportSchema>
 export type NewRelease = Omit<Static<typeof CreateReleaseBody>, 'repositories'>
 export type ReleaseChange = Static<typeof UpdateReleaseBody>
+type UpdateIssuesReply = Static<typeof UpdateReleaseIssuesReply>
 
 const COLUMNS = ['id', 'title', 'description', 'start_date', 'desired_end_date', 'created_at', 'closed_at', 'state'] as const
 type Row = { id: string } & Omit<ReleaseSummary, 'release_id'>
@@ -124,7 +125,7 @@ export function createReleasesRepository (db: Executor) {
     },
 
     /** Adds and removes issues in one go; lists only what changed. Issues must be in the report's repositories. */
-    async updateIssues (id: string, add: IssueRef[], remove: IssueRef[], canRead: (repoId: number) => boolean): Promise<Static<typeof UpdateReleaseIssuesReply>> {
+    async updateIssues (id: string, add: IssueRef[], remove: IssueRef[], canRead: (repoId: number) => boolean): Promise<UpdateIssuesReply> {
       return await writeTransaction(db, async (trx) => {
         const repos = new Set(await reposOf(trx, id))
         const toAdd = await resolveRefs(trx, add, canRead, 'add_issues')

@@ -116,13 +116,26 @@ export function createRepositoriesRepository (db: Executor) {
       }
       for (const [workspaceId, target] of chosen) {
         await db.insertInto('placements').values({
-          issue_id: id, workspace_id: workspaceId, pipeline_id: target.id, repo_id: repoId, number: issue.number,
-          is_open: state === 'open' ? 1 : 0, position: null, rank: unprioritizedRank(issue.number)
+          issue_id: id,
+          workspace_id: workspaceId,
+          pipeline_id: target.id,
+          repo_id: repoId,
+          number: issue.number,
+          is_open: state === 'open' ? 1 : 0,
+          position: null,
+          rank: unprioritizedRank(issue.number)
         }).execute()
         if (issue.authorId !== undefined) {
           await db.insertInto('issue_events').values({
-            issue_id: id, user_id: issue.authorId, type: 'transferIssue', created_at: now, to_pipeline: target.name, workspace_id: workspaceId,
-            from_estimate: null, to_estimate: null, from_pipeline: null
+            issue_id: id,
+            user_id: issue.authorId,
+            type: 'transferIssue',
+            created_at: now,
+            to_pipeline: target.name,
+            workspace_id: workspaceId,
+            from_estimate: null,
+            to_estimate: null,
+            from_pipeline: null
           }).execute()
         }
       }

@@ -36,8 +36,15 @@ export async function enqueueDeliveries (trx: Executor, repoId: number, eventTyp
   const created = nowIso()
   for (const hook of hooks) {
     await trx.insertInto('webhook_deliveries').values({
-      id: randomUUID(), webhook_id: hook.id, event_type: eventType, body, next_attempt_at: now, created_at: created,
-      last_status_code: null, last_error: null, delivered_at: null
+      id: randomUUID(),
+      webhook_id: hook.id,
+      event_type: eventType,
+      body,
+      next_attempt_at: now,
+      created_at: created,
+      last_status_code: null,
+      last_error: null,
+      delivered_at: null
     }).execute()
   }
   return hooks.length

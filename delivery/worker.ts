@@ -105,7 +105,7 @@ export class DeliveryWorker {
       for (const head of heads) {
         if (this.inFlight.has(head.webhook_id)) continue
         if (head.next_attempt_at > now) next = Math.min(next, head.next_attempt_at)
-        else if (this.inFlight.size < this.options.concurrency && (head.attempts === 0 || this.retriesInFlight < this.options.retryConcurrency)) this.launch(head)
+        else if (this.hasSlotFor(head)) this.launch(head)
       }
       // Due heads left over by the concurrency limit are picked up when a send finishes.
       if (Number.isFinite(next)) this.schedule(next - now)
@@ -113,6 +113,12 @@ export class DeliveryWorker {
       this.log.error({ err }, 'webhook outbox scan failed')
       this.schedule(1000)
     }
+  }
+
+  /** A free slot for this delivery: retries may hold only their own share of the slots. */
+  private hasSlotFor (head: PendingDelivery): boolean {
+    if (this.inFlight.size >= this.options.concurrency) return false
+    return head.attempts === 0 || this.retriesInFlight < this.options.retryConcurrency
   }
 
   private launch (delivery: PendingDelivery): void {

@@ -46,7 +46,8 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, response: { 200: Board, ...errorResponses } }
   }, async (request) => {
     await requireAccess(request, request.params.repo_id, 'read')
-    return await board.board(await workspaceHolding(request.params.workspace_id, request.params.repo_id), request.params.repo_id, await fastify.planningVersion(request))
+    const workspaceId = await workspaceHolding(request.params.workspace_id, request.params.repo_id)
+    return await board.board(workspaceId, request.params.repo_id, await fastify.planningVersion(request))
   })
 
   fastify.get('/p1/repositories/:repo_id/board', {

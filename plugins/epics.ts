@@ -46,7 +46,8 @@ const epics: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Add issues to and remove issues from an epic', params: IssueParams, body: UpdateEpicIssuesBody, response: { 200: UpdateEpicIssuesReply, ...errorResponses } }
   }, async (request) => {
     await requireAccess(request, request.params.repo_id, 'write')
-    return await repo.updateIssues(request.params.repo_id, request.params.issue_number, request.body.remove_issues, request.body.add_issues, await readable(request))
+    const { remove_issues: remove, add_issues: add } = request.body
+    return await repo.updateIssues(request.params.repo_id, request.params.issue_number, remove, add, await readable(request))
   })
 }
 

@@ -33,7 +33,8 @@ export function createAdminOperations (store: PlanningStore) {
       await s.repositories.requireRepository(repoId)
       return await s.repositories.updateIssue(repoId, number, change)
     }),
-    createMilestone: async (repoId: number, number: number, title: string) => await tx(async (s) => await s.repositories.createMilestone(repoId, number, title)),
+    createMilestone: async (repoId: number, number: number, title: string) =>
+      await tx(async (s) => await s.repositories.createMilestone(repoId, number, title)),
     createWorkspace: async (input: NewWorkspace) => await tx(async (s) => await s.workspaces.create(input)),
     updateWorkspace: async (id: string, change: WorkspaceChange) => await tx(async (s) => await s.workspaces.update(id, change)),
     setChatRole: async (login: string, role: ChatRole) => await tx(async (s) => {

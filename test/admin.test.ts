@@ -76,7 +76,9 @@ t.test('workspaces: rename, reorder and add pipelines, add and remove repositori
     method: 'PATCH',
     url: `/admin/workspaces/${WS_OLD}`,
     payload: {
-      name: 'Eng', description: 'All of it', remove_repositories: [REPO],
+      name: 'Eng',
+      description: 'All of it',
+      remove_repositories: [REPO],
       pipelines: [{ id: P.done, name: 'Shipped' }, { id: P.todo, name: 'To Do' }, { id: P.doing, name: 'Doing' }, { name: 'Later' }]
     }
   })

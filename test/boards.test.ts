@@ -2,7 +2,8 @@ import t from 'tap'
 import Database from 'better-sqlite3'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, type App } from './helper.js'
 
-type BoardJson = { pipelines: Array<{ id: string, name: string, issues: Array<{ issue_number: number, position?: number, estimate?: { value: number }, is_epic: boolean }> }> }
+type BoardIssueJson = { issue_number: number, position?: number, estimate?: { value: number }, is_epic: boolean }
+type BoardJson = { pipelines: Array<{ id: string, name: string, issues: BoardIssueJson[] }> }
 
 async function board (app: App, url = `/p1/repositories/${REPO}/board`): Promise<BoardJson> {
   const res = await app.as('alice', { url })

@@ -3,8 +3,16 @@ import { decideSend, type SendInput } from '../plugins/chat/send-rules.js'
 
 const member = { id: 3, login: 'carol', role: 'viewer' as const, banned: false, ban_reason: null, timed_out_until: null }
 const command = {
-  id: 7, command: '!hi', response: 'hello {user} (#{count})', cooldown_seconds: 30, permission: 'everyone' as const,
-  enabled: true, use_count: 4, created_at: '', updated_at: '', lastUsedAt: null
+  id: 7,
+  command: '!hi',
+  response: 'hello {user} (#{count})',
+  cooldown_seconds: 30,
+  permission: 'everyone' as const,
+  enabled: true,
+  use_count: 4,
+  created_at: '',
+  updated_at: '',
+  lastUsedAt: null
 }
 const input = (over: Partial<SendInput> = {}): SendInput =>
   ({ sender: member, message: '  hi there ', take: () => 0, limit: { max: 20, windowMs: 30_000 }, terms: [], now: 1_000_000, ...over })

@@ -185,7 +185,8 @@ t.test('moderation: roles, bans, timeouts, deletions', async (t) => {
   t.equal((await app.as('dave', { url: '/api/v1/users/alice' })).json().role, 'viewer', 'one broadcaster at most')
 })
 
-interface Feed { socket: WebSocket, frames: Array<Record<string, unknown>>, next: (pred?: (f: Record<string, unknown>) => boolean) => Promise<Record<string, unknown>> }
+type Frame = Record<string, unknown>
+interface Feed { socket: WebSocket, frames: Frame[], next: (pred?: (f: Frame) => boolean) => Promise<Frame> }
 
 async function connect (t: Test, base: string, token: string): Promise<Feed> {
   const socket = new WebSocket(`${base}/api/v1/ws?access_token=${token}`)

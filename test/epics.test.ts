@@ -10,7 +10,8 @@ t.test('convert to epic, list, epic data with totals', async (t) => {
   }
   await app.as('alice', { method: 'PUT', url: `/p1/repositories/${OTHER_REPO}/issues/1/estimate`, payload: { estimate: 2 } })
   const convert = await app.as('bob', {
-    method: 'POST', url: `/p1/repositories/${REPO}/issues/1/convert_to_epic`,
+    method: 'POST',
+    url: `/p1/repositories/${REPO}/issues/1/convert_to_epic`,
     payload: { issues: [ref(REPO, 2), ref(REPO, 3), ref(OTHER_REPO, 1), ref(REPO, 2)] }
   })
   t.equal(convert.statusCode, 200)
@@ -28,7 +29,10 @@ t.test('convert to epic, list, epic data with totals', async (t) => {
   t.equal(data.pipelines.length, 2)
   t.same(data.issues.map((i: { repo_id: number, issue_number: number }) => [i.repo_id, i.issue_number]), [[REPO, 2], [REPO, 3], [OTHER_REPO, 1]])
   t.same(data.issues[0], {
-    issue_number: 2, is_epic: false, repo_id: REPO, estimate: { value: 5 },
+    issue_number: 2,
+    is_epic: false,
+    repo_id: REPO,
+    estimate: { value: 5 },
     pipelines: [{ name: 'To Do', pipeline_id: P.todo, workspace_id: WS_OLD }, { name: 'Ideas', pipeline_id: P.ideas, workspace_id: WS_NEW }],
     pipeline: { name: 'To Do', pipeline_id: P.todo, workspace_id: WS_OLD }
   })

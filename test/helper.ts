@@ -33,11 +33,17 @@ export function testFixture () {
     milestones: [{ repo_id: REPO, number: 1, title: 'v1.0' }],
     workspaces: [
       {
-        id: WS_OLD, name: 'Engineering', description: null, repositories: [REPO, OTHER_REPO, PRIVATE_REPO],
+        id: WS_OLD,
+        name: 'Engineering',
+        description: null,
+        repositories: [REPO, OTHER_REPO, PRIVATE_REPO],
         pipelines: [{ id: P.todo, name: 'To Do' }, { id: P.doing, name: 'Doing' }, { id: P.done, name: 'Done' }]
       },
       {
-        id: WS_NEW, name: 'Roadmap', description: 'Plans', repositories: [REPO],
+        id: WS_NEW,
+        name: 'Roadmap',
+        description: 'Plans',
+        repositories: [REPO],
         pipelines: [{ id: P.ideas, name: 'Ideas' }, { id: P.now, name: 'Now' }]
       }
     ],

@@ -28,7 +28,8 @@ const commands: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastif
     schema: { tags, summary: 'Update a command (moderator)', params: IdParams, body: UpdateCommandBody, response: { 200: ChatCommand, ...errors } }
   }, async (request) => {
     await chat.requireRole(request, 'moderator')
-    const { command, event } = await repo.updateCommand(request.params.id, { ...request.body, command: request.body.command?.trim(), response: request.body.response?.trim() })
+    const change = { ...request.body, command: request.body.command?.trim(), response: request.body.response?.trim() }
+    const { command, event } = await repo.updateCommand(request.params.id, change)
     await chat.publish([event])
     return command
   })
