@@ -16,8 +16,8 @@ async function blocks (db: Executor, from: number, to: number, repos?: number[])
   const through = repos === undefined
     ? sql``
     : repos.length === 0
-      ? sql`JOIN issues i ON i.id = d.blocked_id WHERE 1 = 0`
-      : sql`JOIN issues i ON i.id = d.blocked_id WHERE i.repo_id IN (${sql.join(repos)})`
+      ? sql`WHERE 1 = 0`
+      : sql`WHERE (SELECT i.repo_id FROM issues i WHERE i.id = d.blocked_id) IN (${sql.join(repos)})`
   const { rows } = await sql<{ one: number }>`
     WITH RECURSIVE reach(id) AS (
       SELECT CAST(${from} AS BIGINT) UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id ${through})

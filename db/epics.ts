@@ -19,8 +19,8 @@ async function contains (db: Executor, child: number, epic: number, repos?: numb
   const through = repos === undefined
     ? sql``
     : repos.length === 0
-      ? sql`JOIN issues i ON i.id = e.issue_id WHERE 1 = 0`
-      : sql`JOIN issues i ON i.id = e.issue_id WHERE i.repo_id IN (${sql.join(repos)})`
+      ? sql`WHERE 1 = 0`
+      : sql`WHERE (SELECT i.repo_id FROM issues i WHERE i.id = e.issue_id) IN (${sql.join(repos)})`
   const { rows } = await sql<{ one: number }>`
     WITH RECURSIVE inside(id) AS (
       SELECT CAST(${child} AS BIGINT) UNION SELECT e.issue_id FROM epic_issues e JOIN inside ON e.epic_id = inside.id ${through})
