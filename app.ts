@@ -16,6 +16,7 @@ import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plug
 import issuesPlugin from './plugins/issues.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
+import redisPlugin from './plugins/core/redis.js'
 import releasesPlugin from './plugins/releases.js'
 import seedPlugin from './plugins/core/seed.js'
 import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
@@ -27,6 +28,16 @@ export type Domain = typeof DOMAINS[number]
 export interface PlanningCoreOptions {
   /** a better-sqlite3 handle (the host keeps ownership) or a file path; default `:memory:` */
   database?: SqliteHandle | string
+  /** `postgres://…`: PostgreSQL instead of SQLite (README, "Scale out") */
+  databaseUrl?: string
+  /** PostgreSQL pool size (default 10) */
+  databasePoolMax?: number
+  /** PostgreSQL schema holding the tables (default: the connection's search path) */
+  databaseSchema?: string
+  /** `redis://…`: rate-limit windows and chat fan-out shared by every instance */
+  redisUrl?: string
+  /** prefix of Redis keys and channels (default `planning:`) */
+  redisPrefix?: string
   /** fixture loaded into an empty database */
   seedFile?: string
   /** load the bundled demo into an empty database (default false here; the server turns it on) */
@@ -60,7 +71,13 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
  */
 export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
   await fastify.register(domainEventsPlugin)
-  await fastify.register(databasePlugin, { database: opts.database })
+  await fastify.register(databasePlugin, {
+    database: opts.database, databaseUrl: opts.databaseUrl, databasePoolMax: opts.databasePoolMax, databaseSchema: opts.databaseSchema
+  })
+  await fastify.register(redisPlugin, { redisUrl: opts.redisUrl, redisPrefix: opts.redisPrefix })
+  if (opts.databaseUrl !== undefined && opts.redisUrl === undefined) {
+    fastify.log.warn('PostgreSQL without REDIS_URL: rate limits and the chat live feed are per instance; set REDIS_URL when running several')
+  }
   await fastify.register(authPlugin)
   if (opts.rateLimit !== false) {
     await fastify.register(rateLimitPlugin, opts.rateLimit ?? { max: 100, timeWindow: 60_000 })
@@ -191,7 +208,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 
 export {
   adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
-  epicsPlugin, errorsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, releasesPlugin, seedPlugin, webhooksPlugin
+  epicsPlugin, errorsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/migrations/index.js'

@@ -6,6 +6,9 @@ export const EnvSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   DATABASE_PATH: Type.String({ minLength: 1, default: './data/planning.db' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   SEED_FILE: Type.Optional(Type.String({ minLength: 1 })),
   DEMO: Type.Boolean({ default: true }),
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
@@ -28,6 +31,11 @@ export interface ServerConfig {
   host: string
   port: number
   databasePath: string
+  /** PostgreSQL instead of the SQLite file */
+  databaseUrl?: string
+  databasePoolMax: number
+  /** shared rate-limit windows and chat fan-out across instances */
+  redisUrl?: string
   seedFile?: string
   demo: boolean
   adminToken?: string
@@ -74,6 +82,9 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     host: parsed.HOST,
     port: parsed.PORT,
     databasePath: parsed.DATABASE_PATH,
+    databaseUrl: parsed.DATABASE_URL,
+    databasePoolMax: parsed.DATABASE_POOL_MAX,
+    redisUrl: parsed.REDIS_URL,
     seedFile: parsed.SEED_FILE,
     demo: parsed.DEMO,
     adminToken: parsed.ADMIN_TOKEN,

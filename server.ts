@@ -6,6 +6,9 @@ import { ConfigError, loadConfig, type ServerConfig } from './config.js'
 export async function createServer (config: ServerConfig, extra: Partial<BuildOptions> = {}) {
   return await buildApp({
     database: config.databasePath,
+    databaseUrl: config.databaseUrl,
+    databasePoolMax: config.databasePoolMax,
+    redisUrl: config.redisUrl,
     seedFile: config.seedFile,
     demo: config.demo,
     adminToken: config.adminToken,

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Board as BoardSchema, BoardIssue as BoardIssueSchema } from '../schemas/boards.js'
 import type { DomainEvents } from './domain-events.js'
+import { lockFor } from './engine.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { between, CEILING, spread } from './ranking.js'
@@ -141,6 +142,8 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
     /** Moves an issue to a pipeline of the workspace at `position`; one transaction with its events. */
     async move (user: User, workspaceId: string, repo: Repository, issueNumber: number, pipelineId: string, position: MovePosition): Promise<void> {
       await writeTransaction(db, async (trx) => {
+        // Moves into one pipeline take turns: each picks its rank from the neighbours it sees.
+        await lockFor(trx, `pipeline:${pipelineId}`)
         const start = (await moveStartQuery(trx, { repoId: repo.id, number: issueNumber, workspaceId, targetId: pipelineId })).rows[0]
         if (start === undefined) throw new NotFound(`issue ${issueNumber} not found in repository ${repo.id}`)
         if (start.target_workspace !== workspaceId) {

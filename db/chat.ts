@@ -4,6 +4,7 @@ import type {
   BlockedTerm, ChatCommand as ChatCommandSchema, ChatMember as ChatMemberSchema, ChatMessage as ChatMessageSchema,
   ChatRole as ChatRoleSchema, CommandPermission as CommandPermissionSchema, CreateCommandBody
 } from '../schemas/chat.js'
+import { isUniqueViolation } from './engine.js'
 import { Conflict, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { atomic, type Executor } from './transaction.js'
@@ -57,6 +58,16 @@ const toMessage = (row: MessageRow): ChatMessage => ({
   sent_at: row.sent_at,
   source: row.source
 })
+
+/** Runs a write whose unique key another writer may take first; that race is a conflict too. */
+async function unique<T> (message: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new Conflict(message)
+    throw err
+  }
+}
 
 const sameText = (column: string, value: string) => sql<boolean>`lower(${sql.ref(column)}) = lower(${value})`
 
@@ -163,9 +174,17 @@ export function createChatRepository (db: Executor) {
         const sent = await postMessage(trx, userId, text, 'user')
         const events = [sent.event]
         if (reply !== undefined) {
-          await trx.updateTable('chat_commands').set({ use_count: sql`use_count + 1`, last_used_at: Date.now() }).where('id', '=', reply.commandId).execute()
-          events.push((await postMessage(trx, null, reply.text, 'command')).event)
-          events.push(await event(trx, 'command.updated', toCommand(await requireCommand(trx, reply.commandId))))
+          // The cooldown is checked and the use counted in one statement: of two sends racing for
+          // one command, only one makes the bot answer.
+          const now = Date.now()
+          const used = await trx.updateTable('chat_commands').set({ use_count: sql`use_count + 1`, last_used_at: now })
+            .where('id', '=', reply.commandId).where('enabled', '=', 1)
+            .where((eb) => eb.or([eb('last_used_at', 'is', null), eb(sql`last_used_at + cooldown_seconds * 1000`, '<=', now)]))
+            .executeTakeFirst()
+          if (Number(used.numUpdatedRows) === 1) {
+            events.push((await postMessage(trx, null, reply.text, 'command')).event)
+            events.push(await event(trx, 'command.updated', toCommand(await requireCommand(trx, reply.commandId))))
+          }
         }
         return { message: sent.message, events }
       })
@@ -189,7 +208,7 @@ export function createChatRepository (db: Executor) {
     },
 
     async createCommand (input: Required<Pick<CommandInput, 'command' | 'response'>> & CommandInput): Promise<{ command: ChatCommand, event: ChatEvent }> {
-      return await atomic(db, async (trx) => {
+      return await unique(`a command with the trigger '${input.command}' already exists`, async () => await atomic(db, async (trx) => {
         await duplicateTrigger(trx, input.command)
         const now = nowIso()
         const { id } = await trx.insertInto('chat_commands').values({
@@ -204,11 +223,11 @@ export function createChatRepository (db: Executor) {
         }).returning('id').executeTakeFirstOrThrow()
         const command = toCommand(await requireCommand(trx, id))
         return { command, event: await event(trx, 'command.created', command) }
-      })
+      }))
     },
 
     async updateCommand (id: number, change: CommandInput): Promise<{ command: ChatCommand, event: ChatEvent }> {
-      return await atomic(db, async (trx) => {
+      return await unique(`a command with the trigger '${change.command ?? ''}' already exists`, async () => await atomic(db, async (trx) => {
         const row = await requireCommand(trx, id)
         if (change.command !== undefined) await duplicateTrigger(trx, change.command, id)
         await trx.updateTable('chat_commands').set({
@@ -221,7 +240,7 @@ export function createChatRepository (db: Executor) {
         }).where('id', '=', id).execute()
         const command = toCommand(await requireCommand(trx, id))
         return { command, event: await event(trx, 'command.updated', command) }
-      })
+      }))
     },
 
     async deleteCommand (id: number): Promise<ChatEvent> {
@@ -235,13 +254,13 @@ export function createChatRepository (db: Executor) {
     terms,
 
     async addTerm (term: string, by: number): Promise<Term> {
-      return await atomic(db, async (trx) => {
+      return await unique(`the term '${term}' is already blocked`, async () => await atomic(db, async (trx) => {
         const existing = await trx.selectFrom('chat_blocked_terms').select('id').where(sameText('term', term)).executeTakeFirst()
         if (existing !== undefined) throw new Conflict(`the term '${term}' is already blocked (id ${existing.id})`)
         const row = await trx.insertInto('chat_blocked_terms').values({ term, created_by: by, created_at: nowIso() })
           .returning(['id', 'term', 'created_at']).executeTakeFirstOrThrow()
         return { ...row, id: Number(row.id) }
-      })
+      }))
     },
 
     async removeTerm (id: number): Promise<void> {

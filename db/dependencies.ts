@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
+import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import type { IssueRef } from './issue-refs.js'
@@ -49,6 +50,8 @@ export function createDependenciesRepository (db: Executor) {
     /** Creates the dependency; an existing pair is returned as it is (never duplicated). */
     async create (dependency: Dependency, canRead: (repoId: number) => boolean): Promise<Dependency> {
       return await writeTransaction(db, async (trx) => {
+        // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
+        await lockFor(trx, 'dependencies')
         const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
         const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
@@ -67,7 +70,8 @@ export function createDependenciesRepository (db: Executor) {
           }
           throw new Invalid('this dependency is refused')
         }
-        await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() }).execute()
+        await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() })
+          .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).execute()
         return dependency
       })
     },

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { EpicData as EpicDataSchema, EpicList, UpdateEpicIssuesReply } from '../schemas/epics.js'
+import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
@@ -117,6 +118,7 @@ export function createEpicsRepository (db: Executor) {
 
     async convertToEpic (repoId: number, number: number, children: IssueRef[], canRead: (repoId: number) => boolean): Promise<void> {
       await writeTransaction(db, async (trx) => {
+        await lockFor(trx, 'epics')
         const row = await issueByNumber(trx, repoId, number)
         if (row === undefined) throw new NotFound(`issue ${number} not found in repository ${repoId}`)
         if (row.is_epic === 1) throw new Invalid(`issue ${number} in repository ${repoId} is already an epic`)
@@ -137,6 +139,8 @@ export function createEpicsRepository (db: Executor) {
     /** Returns what this call changed: issues already in (or not in) the epic are not listed. */
     async updateIssues (repoId: number, number: number, remove: IssueRef[], add: IssueRef[], canRead: CanRead): Promise<Static<typeof UpdateEpicIssuesReply>> {
       return await writeTransaction(db, async (trx) => {
+        // Membership changes take turns, so two that together make a loop cannot both pass the check.
+        await lockFor(trx, 'epics')
         const epic = await requireEpic(trx, repoId, number)
         const toRemove = await resolveRefs(trx, remove, canRead, 'remove_issues')
         const toAdd = await resolveRefs(trx, add, canRead, 'add_issues')

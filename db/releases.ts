@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { CreateReleaseBody, ReleaseReport as ReleaseReportSchema, ReleaseReportSummary, UpdateReleaseBody, UpdateReleaseIssuesReply } from '../schemas/releases.js'
+import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef } from './issue-refs.js'
@@ -67,6 +68,7 @@ export function createReleasesRepository (db: Executor) {
     async create (input: NewRelease, repositories: number[]): Promise<ReleaseReport> {
       checkDates(input.start_date, input.desired_end_date)
       return await writeTransaction(db, async (trx) => {
+        await lockFor(trx, 'release_reports.seq')
         const id = newObjectId()
         await trx.insertInto('release_reports').values({
           id,

@@ -1,5 +1,6 @@
 import type { Static } from '../schemas/common.js'
 import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
+import { isUniqueViolation } from './engine.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
@@ -83,7 +84,12 @@ export function createRepositoriesRepository (db: Executor) {
       if (await byId(repo.id) !== undefined) throw new Conflict(`repository ${repo.id} already exists`)
       const taken = await db.selectFrom('repositories').select('id').where('owner', '=', repo.owner).where('name', '=', repo.name).executeTakeFirst()
       if (taken !== undefined) throw new Conflict(`repository ${repo.owner}/${repo.name} already exists`)
-      await db.insertInto('repositories').values(repo).execute()
+      try {
+        await db.insertInto('repositories').values(repo).execute()
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new Conflict(`repository ${repo.id} (${repo.owner}/${repo.name}) already exists`)
+        throw err
+      }
       return repo
     },
 

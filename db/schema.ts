@@ -112,6 +112,8 @@ export interface WebhookDeliveriesTable {
   attempts: Generated<number>
   /** epoch ms */
   next_attempt_at: number
+  /** epoch ms: an instance is sending this attempt until then */
+  lease_until: number | null
   last_status_code: number | null
   last_error: string | null
   created_at: string

@@ -10,14 +10,18 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
 
 /**
  * Runs `fn` in one write transaction (or in the caller's, when `db` is one already) and bumps the
- * change counter first, so every write moves the version that cached reads compare with, whichever
- * process made it. On SQLite the first statement also takes the write lock.
+ * change counter with it, so every write moves the version that cached reads compare with,
+ * whichever process or instance made it. On SQLite the transaction begins IMMEDIATE (the write
+ * lock at once); on PostgreSQL writes interleave, and what must not (a pipeline's order, the
+ * dependency graph) takes a lock (`lockFor`).
  */
 export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (db.isTransaction) return await fn(db)
   return await db.transaction().execute(async (trx) => {
+    const result = await fn(trx)
+    // Last, so the counter's row is locked only for the moment before the commit.
     await bump(trx, {})
-    return await fn(trx)
+    return result
   })
 }
 

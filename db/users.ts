@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { AdminUser } from '../schemas/admin.js'
 import type { PermissionName as PermissionNameSchema } from '../schemas/fixture.js'
+import { engineOf, isUniqueViolation } from './engine.js'
 import { Conflict, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
@@ -67,9 +68,17 @@ export function createUsersRepository (db: Executor) {
     async create (login: string, id?: number, token?: string): Promise<User> {
       if (await byLogin(login) !== undefined) throw new Conflict(`login '${login}' already exists`)
       if (id !== undefined && await byId(id) !== undefined) throw new Conflict(`user id ${id} already exists`)
-      const row = await db.insertInto('users')
-        .values({ ...(id === undefined ? {} : { id }), login, token_hash: token === undefined ? null : hashToken(token), created_at: nowIso() })
-        .returning('id').executeTakeFirstOrThrow()
+      let row
+      try {
+        row = await db.insertInto('users')
+          .values({ ...(id === undefined ? {} : { id }), login, token_hash: token === undefined ? null : hashToken(token), created_at: nowIso() })
+          .returning('id').executeTakeFirstOrThrow()
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new Conflict(`login '${login}' or user id ${id ?? ''} already exists`)
+        throw err
+      }
+      // A given id leaves PostgreSQL's id sequence behind: move it past the highest id.
+      if (id !== undefined && engineOf(db) === 'postgres') await sql`SELECT setval(pg_get_serial_sequence('users', 'id'), (SELECT max(id) FROM users))`.execute(db)
       return { id: Number(row.id), login }
     },
 

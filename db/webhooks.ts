@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Delivery, Webhook as WebhookSchema } from '../schemas/webhooks.js'
+import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { prepared } from './prepared.js'
@@ -44,7 +45,8 @@ export async function enqueueDeliveries (trx: Executor, repoId: number, eventTyp
       created_at: created,
       last_status_code: null,
       last_error: null,
-      delivered_at: null
+      delivered_at: null,
+      lease_until: null
     }).execute()
   }
   return hooks.length
@@ -63,6 +65,7 @@ export function createWebhooksRepository (db: Executor) {
     async create (repoId: number, url: string, description: string | null, secret: string | null): Promise<Webhook> {
       const id = newObjectId()
       await writeTransaction(db, async (trx) => {
+        await lockFor(trx, 'webhooks.seq')
         await trx.insertInto('webhooks').values({
           id, seq: sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM webhooks)`, repo_id: repoId, url, description, secret, created_at: nowIso()
         }).execute()
@@ -83,32 +86,54 @@ export function createWebhooksRepository (db: Executor) {
       return (await anyHook(db, { repoId })).rows.length > 0
     },
 
-    /** The oldest pending delivery of every webhook, soonest due first: one webhook's go out in order. */
-    async heads (): Promise<PendingDelivery[]> {
+    /**
+     * The oldest pending delivery of every webhook, soonest due first: one webhook's go out in
+     * order. A head that another sender holds a lease on is left out (and so is the rest of its
+     * webhook's queue, until that attempt is done).
+     */
+    async heads (now = Date.now()): Promise<PendingDelivery[]> {
       const { rows } = await sql<PendingDelivery>`
         SELECT d.seq, d.next_attempt_at, d.id, d.webhook_id, d.event_type, d.body, d.attempts, w.url, w.secret
         FROM (SELECT webhook_id, min(seq) AS seq FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id) h
         JOIN webhook_deliveries d ON d.seq = h.seq
         JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.lease_until IS NULL OR d.lease_until < ${now}
         ORDER BY d.next_attempt_at, d.seq`.execute(db)
       return rows.map((row) => ({ ...row, seq: Number(row.seq), next_attempt_at: Number(row.next_attempt_at), attempts: Number(row.attempts) }))
     },
 
+    /**
+     * Claims a pending delivery for one attempt until `until` (epoch ms), in one conditional
+     * update: of several senders racing for it, exactly one gets it (true).
+     */
+    async claim (seq: number, until: number, now = Date.now()): Promise<boolean> {
+      const result = await db.updateTable('webhook_deliveries').set({ lease_until: until })
+        .where('seq', '=', seq).where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    },
+
+    /** Gives a claimed delivery back untried (the sender is stopping). */
+    async release (seq: number): Promise<void> {
+      await db.updateTable('webhook_deliveries').set({ lease_until: null }).where('seq', '=', seq).execute()
+    },
+
     async markDelivered (seq: number, attempts: number, statusCode: number): Promise<void> {
       await db.updateTable('webhook_deliveries')
-        .set({ status: 'delivered', attempts, last_status_code: statusCode, last_error: null, delivered_at: nowIso() })
+        .set({ status: 'delivered', attempts, last_status_code: statusCode, last_error: null, delivered_at: nowIso(), lease_until: null })
         .where('seq', '=', seq).execute()
     },
 
     async markRetry (seq: number, attempts: number, statusCode: number | null, error: string | null, nextAttemptAt: number): Promise<void> {
       await db.updateTable('webhook_deliveries')
-        .set({ attempts, last_status_code: statusCode, last_error: error, next_attempt_at: nextAttemptAt })
+        .set({ attempts, last_status_code: statusCode, last_error: error, next_attempt_at: nextAttemptAt, lease_until: null })
         .where('seq', '=', seq).execute()
     },
 
     async markFailed (seq: number, attempts: number, statusCode: number | null, error: string | null): Promise<void> {
       await db.updateTable('webhook_deliveries')
-        .set({ status: 'failed', attempts, last_status_code: statusCode, last_error: error })
+        .set({ status: 'failed', attempts, last_status_code: statusCode, last_error: error, lease_until: null })
         .where('seq', '=', seq).execute()
     },
 

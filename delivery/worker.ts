@@ -56,6 +56,11 @@ export class DeliveryWorker {
     private readonly log: FastifyBaseLogger
   ) {}
 
+  /** How long a claimed attempt is ours: the attempt's timeout and a margin for the bookkeeping. */
+  private get leaseMs (): number {
+    return this.options.timeoutMs + 5000
+  }
+
   start (): void {
     this.stopped = false
     this.poke()
@@ -105,8 +110,10 @@ export class DeliveryWorker {
       for (const head of heads) {
         if (this.inFlight.has(head.webhook_id)) continue
         if (head.next_attempt_at > now) next = Math.min(next, head.next_attempt_at)
-        else if (this.hasSlotFor(head)) this.launch(head)
+        else if (this.hasSlotFor(head) && await this.outbox.claim(head.seq, Date.now() + this.leaseMs)) this.launch(head)
       }
+      // Look again now and then: deliveries another instance wrote or leased and then dropped.
+      next = Math.min(next, now + this.leaseMs)
       // Due heads left over by the concurrency limit are picked up when a send finishes.
       if (Number.isFinite(next)) this.schedule(next - now)
     } catch (err) {
@@ -137,7 +144,10 @@ export class DeliveryWorker {
 
   private async attempt (delivery: PendingDelivery, stop: AbortSignal): Promise<void> {
     const outcome = await this.post(delivery, stop)
-    if (this.stopped && stop.aborted) return
+    if (this.stopped && stop.aborted) {
+      await this.outbox.release(delivery.seq)
+      return
+    }
     const attempts = delivery.attempts + 1
     if (outcome.ok) {
       await this.outbox.markDelivered(delivery.seq, attempts, outcome.status)

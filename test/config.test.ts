@@ -6,6 +6,9 @@ t.test('defaults match the README configuration table', async (t) => {
     host: '127.0.0.1',
     port: 8080,
     databasePath: './data/planning.db',
+    databaseUrl: undefined,
+    databasePoolMax: 10,
+    redisUrl: undefined,
     seedFile: undefined,
     demo: true,
     adminToken: undefined,
@@ -40,6 +43,8 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     [{ ADMIN_TOKEN: 'short' }, /ADMIN_TOKEN must NOT have fewer than 16 characters/],
     [{ WEBHOOK_MAX_ATTEMPTS: '-2' }, /WEBHOOK_MAX_ATTEMPTS/],
     [{ MAX_CONNECTIONS: '0' }, /MAX_CONNECTIONS must be >= 1/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must match pattern/],
+    [{ REDIS_URL: 'localhost:6379' }, /REDIS_URL must match pattern/],
     [{ HEADERS_TIMEOUT_MS: '60000' }, /HEADERS_TIMEOUT_MS must not be longer than REQUEST_TIMEOUT_MS/]
   ]
   for (const [env, message] of bad) {

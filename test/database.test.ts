@@ -37,8 +37,8 @@ t.test('pragmas of the embedded engine', async (t) => {
 t.test('migrations run once and refuse a newer schema', async (t) => {
   const { db } = sqliteKysely(':memory:')
   t.teardown(() => db.destroy())
-  t.same(await migrate(db, 'sqlite'), ['001-schema'])
-  t.same(await migrate(db, 'sqlite'), ['001-schema'], 'a second run changes nothing')
+  t.same(await migrate(db, 'sqlite'), Object.keys(migrations('sqlite')))
+  t.same(await migrate(db, 'sqlite'), Object.keys(migrations('sqlite')), 'a second run changes nothing')
   await db.insertInto('kysely_migration' as never).values({ name: '999-future', timestamp: new Date().toISOString() } as never).execute()
   await t.rejects(migrate(db, 'sqlite'), /newer than this server/)
 })

@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
 import { buildApp, type BuildOptions } from '../app.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 export const TOKENS = {
@@ -63,12 +64,25 @@ export type App = FastifyInstance & {
   admin: (options: InjectOptions) => Promise<LightMyRequestResponse>
 }
 
-/** Builds the app on a fresh in-memory database holding the test fixture; closed after the test. */
+/**
+ * Builds the app on a fresh database holding the test fixture; closed after the test. The database
+ * is in memory, or, when TEST_DATABASE_URL names a PostgreSQL server, a schema of its own there
+ * (tests that give a database of their own keep it).
+ */
 export async function build (t: Test, options: BuildOptions & { fixture?: unknown } = {}): Promise<App> {
   const { fixture, ...rest } = options
+  let drop = async (): Promise<void> => {}
+  if (TEST_DATABASE_URL !== undefined && rest.database === undefined && rest.databaseUrl === undefined) {
+    const created = await testSchema(TEST_DATABASE_URL)
+    Object.assign(rest, { databaseUrl: TEST_DATABASE_URL, databaseSchema: created.schema, databasePoolMax: 4 })
+    drop = created.drop
+  }
   const app = await buildApp({ adminToken: ADMIN_TOKEN, rateLimit: { max: 10_000, timeWindow: 60_000 }, documentation: false, ...rest }) as App
   await app.ready()
-  t.teardown(() => app.close())
+  t.teardown(async () => {
+    await app.close()
+    await drop()
+  })
   const base = rest.basePath ?? ''
   app.as = async (login, opts) => await app.inject({ ...opts, url: base + String(opts.url), headers: { 'x-authentication-token': TOKENS[login], ...opts.headers } })
   app.admin = async (opts) => await app.inject({ ...opts, url: base + String(opts.url), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...opts.headers } })

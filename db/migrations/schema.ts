@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import { legacyMigrations } from './legacy-sqlite.js'
-import type { Engine } from './index.js'
+import type { Engine } from '../engine.js'
 
 /** Column types that differ between the engines; everything else is written once. */
 function types (engine: Engine) {

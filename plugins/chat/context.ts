@@ -27,7 +27,13 @@ export const tags = ['chat']
 
 const KEPT_EVENTS = 10_000
 
-export function chatContext (repo: ChatRepository, users: UsersRepository, hub: ChatHub, limiter: SendLimiter, live: Pick<ChatContext, 'keepaliveMs' | 'resumePage' | 'resumeLimit'>): ChatContext {
+type LiveOptions = Pick<ChatContext, 'keepaliveMs' | 'resumePage' | 'resumeLimit'>
+
+/** `fanOut` carries committed events to the other instances (Redis pub/sub), when there are any. */
+export function chatContext (
+  repo: ChatRepository, users: UsersRepository, hub: ChatHub, limiter: SendLimiter, live: LiveOptions,
+  fanOut: (events: ChatEvent[]) => Promise<void> = async () => {}
+): ChatContext {
   const me = async (request: FastifyRequest): Promise<ChatMember> => (await repo.member(request.planningUser!.id))!
   const requireRole = async (request: FastifyRequest, role: ChatRole): Promise<ChatMember> => {
     const member = await me(request)
@@ -47,6 +53,7 @@ export function chatContext (repo: ChatRepository, users: UsersRepository, hub: 
     ...live,
     async publish (events) {
       hub.publish(events)
+      await fanOut(events)
       if (events.some((e) => e.seq % 1000 === 0)) await repo.pruneEvents(KEPT_EVENTS)
     },
     me,

@@ -1,6 +1,9 @@
 import websocket from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { randomUUID } from 'node:crypto'
+import type { ChatEvent } from '../../db/chat.js'
 import commands from './commands.js'
 import { chatContext } from './context.js'
 import filters from './filters.js'
@@ -22,6 +25,27 @@ export interface ChatPluginOptions {
 }
 
 /**
+ * With Redis, committed chat events go to every instance: each publishes what it committed and
+ * hands its clients what the others published (`seq` comes from the database, so a client can
+ * resume on any instance). Without Redis, each instance's clients see its own events only.
+ */
+async function fanOut (fastify: FastifyInstance, hub: ChatHub): Promise<(events: ChatEvent[]) => Promise<void>> {
+  const redis = fastify.planningRedis
+  if (redis === null) return async () => {}
+  const origin = randomUUID()
+  const channel = `${redis.prefix}chat`
+  redis.subscriber.on('message', (from: string, raw: string) => {
+    if (from !== channel) return
+    const message = JSON.parse(raw) as { origin: string, events: ChatEvent[] }
+    if (message.origin !== origin) hub.publish(message.events)
+  })
+  await redis.subscriber.subscribe(channel)
+  return async (events) => {
+    await redis.client.publish(channel, JSON.stringify({ origin, events })).catch((err: Error) => fastify.log.warn({ err: err.message }, 'chat fan-out failed'))
+  }
+}
+
+/**
  * The chat companion API under /api/v1: messages, custom bot commands, moderation (roles, bans,
  * timeouts, message deletion), blocked terms and the live WebSocket feed.
  */
@@ -33,7 +57,7 @@ const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify,
     keepaliveMs: opts.keepaliveMs ?? 15_000,
     resumePage: opts.resumePage ?? 500,
     resumeLimit: opts.resumeLimit ?? { max: 5, windowMs: 10_000 }
-  })
+  }, await fanOut(fastify, hub))
 
   if (!fastify.hasDecorator('websocketServer')) await fastify.register(websocket, { options: { maxPayload: 64 * 1024 } })
 

@@ -1,6 +1,9 @@
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { migrate } from '../../db/migrations/index.js'
+import type { Kysely } from 'kysely'
+import { migrate, type Engine } from '../../db/migrations/index.js'
+import { postgresKysely } from '../../db/postgres.js'
+import type { Database } from '../../db/schema.js'
 import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 import { changeVersion } from '../../db/transaction.js'
@@ -10,12 +13,20 @@ const version = Symbol('planningVersion')
 export interface DatabasePluginOptions {
   /** a better-sqlite3 handle owned by the caller, or a file path (`:memory:` allowed) we open and close */
   database?: SqliteHandle | string
+  /** `postgres://…`: PostgreSQL instead of SQLite (then `database` is not used) */
+  databaseUrl?: string
+  /** PostgreSQL pool size (default 10) */
+  databasePoolMax?: number
+  /** PostgreSQL schema holding the tables (default: the connection's search path) */
+  databaseSchema?: string
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** the planning API's data layer: one repository per domain over Kysely, built once */
     planningStore: PlanningStore
+    /** which engine the store runs on */
+    planningEngine: Engine
     /**
      * The database's change counter as this request first saw it (read once per request): caches
      * of what the database holds compare it to know whether anything was written since.
@@ -29,17 +40,22 @@ declare module 'fastify' {
 
 /**
  * The store for the whole API: Kysely over a SQLite file (WAL, foreign keys, IMMEDIATE write
- * transactions), migrations applied at start-up, closed in onClose when it opened the file.
+ * transactions) or over a PostgreSQL pool, migrated at start-up (on PostgreSQL under an advisory
+ * lock, so instances starting together migrate once), destroyed in onClose.
  */
 export default fp<DatabasePluginOptions>(async (fastify, opts) => {
-  const { db } = sqliteKysely(opts.database ?? ':memory:')
+  const engine: Engine = opts.databaseUrl === undefined ? 'sqlite' : 'postgres'
+  const db: Kysely<Database> = opts.databaseUrl === undefined
+    ? sqliteKysely(opts.database ?? ':memory:').db
+    : postgresKysely({ url: opts.databaseUrl, poolMax: opts.databasePoolMax, schema: opts.databaseSchema })
   try {
-    await migrate(db, 'sqlite')
+    await migrate(db, engine, opts.databaseSchema)
   } catch (err) {
     await db.destroy()
     throw err
   }
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents))
+  fastify.decorate('planningEngine', engine)
   fastify.decorateRequest(version, null)
   fastify.decorate('planningVersion', async (request: FastifyRequest) => await (request[version] ??= changeVersion(db)))
   fastify.addHook('onClose', async () => { await db.destroy() })

@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit'
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Redis } from 'ioredis'
 
 export interface RateLimitOptions {
   /** requests per window per token (per client address without one) */
@@ -47,6 +48,41 @@ class FixedWindowStore {
   }
 }
 
+// One atomic step per request: count, start the window on the first count, report what is left.
+const INCREMENT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {count, ttl}`
+
+/**
+ * The same fixed windows kept in Redis, so every instance spends one budget per token. The last
+ * answer per key is remembered here only for the response headers.
+ */
+class RedisWindowStore {
+  private readonly seen = new Map<string, Window>()
+
+  constructor (private readonly redis: Redis, private readonly timeWindow: number) {}
+
+  incr (key: string, cb: (err: Error | null, res?: { current: number, ttl: number }) => void): void {
+    this.redis.eval(INCREMENT, 1, `ratelimit:${key}`, this.timeWindow).then((result) => {
+      const [current, ttl] = result as [number, number]
+      if (this.seen.size >= 10_000) this.seen.clear()
+      this.seen.set(key, { count: current, resetAt: Date.now() + ttl })
+      cb(null, { current, ttl })
+    }, (err: Error) => cb(err))
+  }
+
+  child (): this {
+    return this
+  }
+
+  peek (key: string): Window | undefined {
+    return this.seen.get(key)
+  }
+}
+
 const rateKey = Symbol('planningRateKey')
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,13 +96,10 @@ declare module 'fastify' {
  * past the limit the answer is 403, as the hosted API's was.
  */
 export default fp<RateLimitOptions>(async (fastify, opts) => {
-  let store: FixedWindowStore | undefined
-  const Store = class extends FixedWindowStore {
-    constructor () {
-      super(opts.timeWindow)
-      store = this
-    }
-  }
+  const redis = fastify.planningRedis
+  const store = redis === null ? new FixedWindowStore(opts.timeWindow) : new RedisWindowStore(redis.client, opts.timeWindow)
+  // @fastify/rate-limit builds its store from a class; hand it the one made here.
+  const Store = function () { return store } as unknown as new () => FixedWindowStore
   const keyOf = async (request: FastifyRequest): Promise<string> => {
     const user = await fastify.planningAuth.user(request)
     const key = user === null ? `ip:${request.ip}` : `user:${user.id}`
@@ -81,6 +114,8 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     timeWindow: opts.timeWindow,
     store: Store,
     keyGenerator: keyOf,
+    // Redis unreachable: serve rather than refuse everyone (the error is logged).
+    skipOnError: true,
     addHeaders: noHeaders,
     addHeadersOnExceeding: noHeaders,
     errorResponseBuilder: (_request, context) => httpErrors.forbidden(
@@ -89,7 +124,7 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
   fastify.addHook('onRequest', fastify.rateLimit())
   fastify.addHook('onSend', async (request, reply) => {
     const key = request[rateKey]
-    const window = key === undefined ? undefined : store?.peek(key)
+    const window = key === undefined ? undefined : store.peek(key)
     if (window !== undefined) {
       reply.header('x-ratelimit-limit', opts.max)
       reply.header('x-ratelimit-used', window.count)
@@ -97,4 +132,4 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     }
     reply.header('date', new Date().toUTCString())
   })
-}, { name: 'planning-rate-limit', fastify: '5.x', dependencies: ['planning-auth'] })
+}, { name: 'planning-rate-limit', fastify: '5.x', dependencies: ['planning-auth', 'planning-redis'] })

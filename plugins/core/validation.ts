@@ -1,0 +1,65 @@
+import { Ajv, type Options } from 'ajv'
+import addFormats from 'ajv-formats'
+import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifyValidationResult } from 'fastify/types/schema.js'
+import { isDateTime } from '../../schemas/formats.js'
+
+function ajv (coerceTypes: Options['coerceTypes']): Ajv {
+  const instance = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: true, allErrors: false, strict: false })
+  addFormats.default(instance)
+  // Every date-time must be one `Date` can hold: a leap second or February 30 is a 400, not a 500.
+  instance.addFormat('date-time', isDateTime)
+  return instance
+}
+
+interface Schema { properties?: Record<string, { type?: unknown }> }
+type Validate = (data: unknown) => unknown
+const DECIMAL = /^(0|[1-9][0-9]*)$/
+
+const refusal = (message: string) => ({ error: Object.assign(new Error(message), { statusCode: 400 }) })
+
+/** Where the first string holding a NUL character is (`/message`, `/add_issues/0/title`), if any. */
+function nulAt (value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
+  if (typeof value !== 'object' || value === null) return undefined
+  for (const [key, inner] of Object.entries(value)) {
+    const found = nulAt(inner, `${path}/${key}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * Checks that come before the schema's: integers in paths and query strings must be plain decimal
+ * digits (`0x3ea`, `1002.0`, `1.002e3`, ` 1002` or `01002` would otherwise be coerced to 1002 and
+ * reach the same resource), and no text may hold a NUL character (PostgreSQL cannot store one).
+ */
+function guarded (part: string, schema: Schema, validate: Validate): Validate {
+  const integers = part === 'body' ? [] : Object.entries(schema.properties ?? {}).filter(([, p]) => p.type === 'integer').map(([name]) => name)
+  const checked = (data: unknown) => {
+    const values = data as Record<string, unknown> | null
+    for (const name of integers) {
+      const value = values?.[name]
+      if (typeof value === 'string' && !DECIMAL.test(value)) return refusal(`${part}/${name} must be integer, written in decimal digits`)
+    }
+    const nul = nulAt(data)
+    if (nul !== undefined) return refusal(`${part}${nul} must not contain NUL characters`)
+    return validate(data)
+  }
+  // Fastify reads the errors of a failed validation from the function itself.
+  return Object.defineProperty(checked, 'errors', { get: () => (validate as { errors?: unknown }).errors })
+}
+
+/**
+ * The validator compiler: path and query values arrive as strings and are coerced; JSON bodies
+ * are taken as typed, so `{"estimate": "5"}` or `{"estimate": 0}` are never turned into something else.
+ */
+export function validatorCompiler (): FastifySchemaCompiler<FastifySchema> {
+  const coercing = ajv('array')
+  const exact = ajv(false)
+  return ({ schema, httpPart }) => {
+    const part = httpPart ?? 'params'
+    const validate = (part === 'body' ? exact : coercing).compile(schema)
+    return guarded(part, schema as Schema, validate) as FastifyValidationResult
+  }
+}

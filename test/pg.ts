@@ -1,0 +1,36 @@
+import pg from 'pg'
+import { randomBytes } from 'node:crypto'
+
+/** The PostgreSQL server the suite runs against as well, when set (README, "Development"). */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL === '' ? undefined : process.env.TEST_DATABASE_URL
+
+/** A fresh schema for one test; `drop` removes it with everything in it. */
+export async function testSchema (url: string): Promise<{ schema: string, drop: () => Promise<void> }> {
+  const schema = `t_${randomBytes(6).toString('hex')}`
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query(`CREATE SCHEMA ${schema}`)
+  await client.end()
+  return {
+    schema,
+    drop: async () => {
+      const dropper = new pg.Client({ connectionString: url })
+      await dropper.connect()
+      await dropper.query(`DROP SCHEMA ${schema} CASCADE`)
+      await dropper.end()
+    }
+  }
+}
+
+/** Whether a PostgreSQL server answers at this URL (tests that need one skip otherwise). */
+export async function postgresAnswers (url: string | undefined): Promise<boolean> {
+  if (url === undefined) return false
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 })
+  try {
+    await client.connect()
+    await client.end()
+    return true
+  } catch {
+    return false
+  }
+}
