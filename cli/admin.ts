@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.js'
+import { copyDatabase } from '../db/copy.js'
+import { migrate } from '../db/migrations/index.js'
+import { postgresKysely } from '../db/postgres.js'
 import { openSqliteStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
 import { createAdminOperations } from '../services/admin.js'
@@ -18,6 +21,7 @@ const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE
   reopen-issue <repo_id> <number>             put it back where it was
   create-milestone <repo_id> <number> <title>
   create-workspace <name> --repos 1,2 --pipelines "New,Doing,Done" [--description text]
+  copy-to <postgres://…> [--schema name]      copy everything into a new PostgreSQL database
 `
 
 function positive (value: string | undefined, what: string): number {
@@ -31,6 +35,20 @@ function need (value: string | undefined, what: string): string {
   return value
 }
 
+/** Copies the SQLite file into a new PostgreSQL database (README, "Scale out"). */
+async function copyTo (databasePath: string, url: string, schema?: string): Promise<unknown> {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error(`copy-to needs a postgres:// URL, got ${url}`)
+  const source = await openSqliteStore(databasePath)
+  const target = postgresKysely({ url, schema, poolMax: 2 })
+  try {
+    await migrate(target, 'postgres', schema)
+    return { copied: await copyDatabase(source.db, target, true), to: url.replace(/\/\/[^@/]*@/, '//') }
+  } finally {
+    await source.close()
+    await target.destroy()
+  }
+}
+
 /** Runs one admin command; returns what to print. Exported for the tests. */
 export async function runAdminCommand (databasePath: string, argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
@@ -42,11 +60,13 @@ export async function runAdminCommand (databasePath: string, argv: string[]): Pr
       closed: { type: 'boolean' },
       repos: { type: 'string' },
       pipelines: { type: 'string' },
-      description: { type: 'string' }
+      description: { type: 'string' },
+      schema: { type: 'string' }
     }
   })
   const [command, ...args] = positionals
   if (command === undefined || command === 'help') return USAGE
+  if (command === 'copy-to') return await copyTo(databasePath, need(args[0], 'PostgreSQL URL'), values.schema)
   const store = await openSqliteStore(databasePath)
   try {
     const admin = createAdminOperations(store)
