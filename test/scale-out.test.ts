@@ -38,8 +38,15 @@ type Options = Parameters<typeof buildApp>[0]
 async function pair (t: Test, options: Options = {}, fixture: unknown = testFixture()) {
   const { schema, drop } = await testSchema(PG)
   const shared = {
-    databaseUrl: PG, databaseSchema: schema, databasePoolMax: 5, redisUrl: REDIS, redisPrefix: `t:${randomBytes(4).toString('hex')}:`,
-    adminToken: ADMIN_TOKEN, documentation: false as const, rateLimit: { max: 10_000, timeWindow: 60_000 }, ...options
+    databaseUrl: PG,
+    databaseSchema: schema,
+    databasePoolMax: 5,
+    redisUrl: REDIS,
+    redisPrefix: `t:${randomBytes(4).toString('hex')}:`,
+    adminToken: ADMIN_TOKEN,
+    documentation: false as const,
+    rateLimit: { max: 10_000, timeWindow: 60_000 },
+    ...options
   }
   const a = await buildApp(shared)
   await a.ready()
