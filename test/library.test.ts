@@ -77,6 +77,6 @@ t.test('the package: import by name, and npm pack holds only what users need', {
   const files = packed[0].files.map((f) => f.path)
   const unexpected = files.filter((f) => !/^dist\/.+\.(js|d\.ts)$/.test(f) && !['package.json', 'README.md', 'dist/fixtures/demo.json'].includes(f))
   t.same(unexpected, [], 'compiled JavaScript, declarations, the demo fixture; nothing else')
-  for (const needed of ['dist/app.js', 'dist/app.d.ts', 'dist/db/migrations.js', 'dist/fixtures/demo.json', 'dist/server.js']) t.ok(files.includes(needed), needed)
+  for (const needed of ['dist/app.js', 'dist/app.d.ts', 'dist/db/migrations/index.js', 'dist/fixtures/demo.json', 'dist/server.js']) t.ok(files.includes(needed), needed)
   t.notOk(files.some((f) => f.startsWith('dist/bench/') || f.startsWith('dist/sea/') || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), 'no benchmarks, sources or tests')
 })
