@@ -13,6 +13,7 @@ import documentationPlugin from './plugins/core/documentation.js'
 import domainEventsPlugin from './plugins/core/domain-events.js'
 import epicsPlugin from './plugins/epics.js'
 import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/core/errors.js'
+import integrationsPlugin from './plugins/integrations.js'
 import issuesPlugin from './plugins/issues.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
@@ -22,7 +23,7 @@ import seedPlugin from './plugins/core/seed.js'
 import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
 
 /** The domains of the API; `planningApi({ domains })` registers a subset. */
-export const DOMAINS = ['issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'webhooks', 'chat', 'admin'] as const
+export const DOMAINS = ['issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'webhooks', 'chat', 'integrations', 'admin'] as const
 export type Domain = typeof DOMAINS[number]
 
 export interface PlanningCoreOptions {
@@ -103,6 +104,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   if (wanted.has('releases')) await fastify.register(releasesPlugin)
   if (wanted.has('webhooks')) await fastify.register(webhooksPlugin, opts.webhooks ?? {})
   if (wanted.has('chat')) await fastify.register(chatPlugin, { ...opts.chat, prefix: '/api/v1' })
+  if (wanted.has('integrations')) await fastify.register(integrationsPlugin)
   if (wanted.has('admin') && opts.adminToken !== undefined) {
     await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
   }
@@ -208,7 +210,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 
 export {
   adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
-  epicsPlugin, errorsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, releasesPlugin, seedPlugin, webhooksPlugin
+  epicsPlugin, errorsPlugin, integrationsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/migrations/index.js'

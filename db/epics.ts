@@ -5,7 +5,7 @@ import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
-import { issueByNumber, requireIssue, type Repository } from './repositories.js'
+import { issueByNumber, requireIssue, webUrl, type Repository } from './repositories.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 export type EpicData = Static<typeof EpicDataSchema>
@@ -65,7 +65,7 @@ export function createEpicsRepository (db: Executor) {
       return rows.map((e) => ({
         issue_number: Number(e.number),
         repo_id: repo.id,
-        issue_url: `https://github.com/${repo.owner}/${repo.name}/issues/${e.number}`
+        issue_url: `${webUrl(repo)}/issues/${e.number}`
       }))
     },
 

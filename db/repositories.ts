@@ -8,6 +8,11 @@ import { unprioritizedRank } from './ranking.js'
 import type { Executor } from './transaction.js'
 
 export type Repository = Static<typeof AdminRepository>
+
+/** A repository's page: its issue host's, or GitHub's for repositories typed in by hand. */
+export function webUrl (repo: Repository): string {
+  return repo.html_url ?? `https://github.com/${repo.owner}/${repo.name}`
+}
 export type Milestone = Static<typeof AdminMilestone>
 
 export interface IssueRow {
@@ -37,7 +42,7 @@ const ISSUE_COLUMNS = ['id', 'repo_id', 'number', 'title', 'state', 'estimate', 
 
 const issueQuery = prepared<{ repoId: number, number: number }>()((db, p) =>
   db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', p.repoId).where('number', '=', p.number))
-const repoQuery = prepared<{ id: number }>()((db, p) => db.selectFrom('repositories').select(['id', 'owner', 'name']).where('id', '=', p.id))
+const repoQuery = prepared<{ id: number }>()((db, p) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).where('id', '=', p.id))
 
 /** An issue by repository and number, or undefined. */
 export async function issueByNumber (db: Executor, repoId: number, number: number): Promise<IssueRow | undefined> {
@@ -77,7 +82,7 @@ export function createRepositoriesRepository (db: Executor) {
     },
 
     async list (): Promise<Repository[]> {
-      return await db.selectFrom('repositories').select(['id', 'owner', 'name']).orderBy('id').execute()
+      return await db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).orderBy('id').execute()
     },
 
     async create (repo: Repository): Promise<Repository> {

@@ -30,10 +30,20 @@ export interface Database {
   chat_blocked_terms: ChatBlockedTermsTable
   chat_events: ChatEventsTable
   change_counter: ChangeCounterTable
+  connections: ConnectionsTable
+  connection_deliveries: ConnectionDeliveriesTable
+  imports: ImportsTable
 }
 
 export interface UsersTable { id: Generated<number>, login: string, token_hash: string | null, created_at: string }
-export interface RepositoriesTable { id: number, owner: string, name: string }
+export interface RepositoriesTable {
+  id: number
+  owner: string
+  name: string
+  /** the repository's page on its issue host; null: https://github.com/owner/name */
+  html_url: string | null
+  connection_id: string | null
+}
 /** level: 1 read, 2 write (push), 3 admin; no row means no access */
 export interface PermissionsTable { user_id: number, repo_id: number, level: number }
 export interface IssuesTable {
@@ -45,6 +55,8 @@ export interface IssuesTable {
   estimate: number | null
   is_epic: Generated<number>
   created_at: string
+  /** the issue host's updated_at of the state stored (older deliveries are stale) */
+  host_updated_at: string | null
 }
 export interface PlusOnesTable { id: Generated<number>, issue_id: number, created_at: string }
 export interface MilestonesTable { repo_id: number, number: number, title: string, start_date: string | null }
@@ -153,3 +165,32 @@ export interface ChatBlockedTermsTable { id: Generated<number>, term: string, cr
 export interface ChatEventsTable { seq: Generated<number>, type: string, data: string, created_at: string }
 /** One row (id 1) whose value every write transaction bumps: the board cache's version. */
 export interface ChangeCounterTable { id: number, value: number }
+export interface ConnectionsTable {
+  id: string
+  kind: 'github' | 'gitea' | 'forgejo'
+  web_url: string
+  api_url: string
+  /** signs the host's webhook deliveries; kept as given, as HMAC needs it */
+  secret: string
+  /** the API token imports use; never shown again */
+  token: string | null
+  created_at: string
+}
+export interface ConnectionDeliveriesTable { connection_id: string, delivery_id: string, received_at: number }
+export interface ImportsTable {
+  id: string
+  connection_id: string
+  repository: string
+  state: 'queued' | 'running' | 'done' | 'failed'
+  /** where a resumed import goes on: repository, milestones, issues, collaborators */
+  stage: Generated<string>
+  next_page: Generated<number>
+  repo_id: number | null
+  issues: Generated<number>
+  pull_requests: Generated<number>
+  milestones: Generated<number>
+  collaborators: Generated<number>
+  error: string | null
+  created_at: string
+  updated_at: string
+}

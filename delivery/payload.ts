@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../db/domain-events.js'
+import { webUrl } from '../db/repositories.js'
 
 /**
  * The hosted API's custom webhook body for a board or estimate change: form fields, every value
@@ -7,7 +8,7 @@ import type { DomainEvent } from '../db/domain-events.js'
 export function webhookPayload (event: DomainEvent): Record<string, string> {
   const common = {
     type: event.type,
-    github_url: `https://github.com/${event.repo.owner}/${event.repo.name}/issues/${event.issue.number}`,
+    github_url: `${webUrl(event.repo)}/issues/${event.issue.number}`,
     organization: event.repo.owner,
     repo: event.repo.name,
     user_name: event.user.login,

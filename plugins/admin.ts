@@ -2,6 +2,7 @@ import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createAdminOperations } from '../services/admin.js'
+import connectionRoutes from './admin-connections.js'
 import type { PermissionName } from '../db/users.js'
 import {
   AdminIssue, AdminMilestone, AdminRepository, AdminUser, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
@@ -91,6 +92,8 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   fastify.put('/chat/roles/:login', {
     schema: { tags, summary: 'Set a chat role (one broadcaster at most: naming one demotes the previous)', params: LoginParams, body: ChatRoleBody, response: { 200: ChatRoleReply, ...errors } }
   }, async (request) => await admin.setChatRole(request.params.login, request.body.role))
+
+  await fastify.register(connectionRoutes, { tags, errors })
 }
 
 export default adminPlugin

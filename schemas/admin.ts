@@ -9,7 +9,12 @@ export const AdminUser = Type.Object({ id: Type.Integer(), login: Type.String() 
 export const CreateUserBody = Type.Object({ login: Login, id: Type.Optional(PositiveInt) }, { additionalProperties: false })
 export const TokenReply = Type.Object({ token: Type.String() })
 
-export const AdminRepository = Type.Object({ id: Type.Integer(), owner: Type.String(), name: Type.String() })
+export const AdminRepository = Type.Object({
+  id: Type.Integer(),
+  owner: Type.String(),
+  name: Type.String(),
+  html_url: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'its page on the issue host (null: https://github.com/owner/name)' }))
+})
 export const CreateRepositoryBody = Type.Object({
   id: PositiveInt,
   owner: Login,
@@ -80,4 +85,42 @@ export const ImportReply = Type.Object({
   milestones: Type.Integer(),
   issues: Type.Integer(),
   workspaces: Type.Integer()
+})
+
+export const ConnectionKind = Type.Union([Type.Literal('github'), Type.Literal('gitea'), Type.Literal('forgejo')])
+const HttpUrl = Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$', maxLength: 500 })
+export const CreateConnectionBody = Type.Object({
+  kind: ConnectionKind,
+  web_url: Type.Optional(HttpUrl),
+  api_url: Type.Optional(HttpUrl),
+  secret: Type.Optional(Type.String({ minLength: 16, maxLength: 200, description: 'the webhook secret (generated when not given)' })),
+  token: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'an API token for imports; never shown again' }))
+}, { additionalProperties: false })
+export const ConnectionReply = Type.Object({
+  id: Type.String(),
+  kind: ConnectionKind,
+  web_url: Type.String(),
+  api_url: Type.String(),
+  webhook_path: Type.String({ description: 'append to this server\'s address: the payload URL to paste in the webhook settings' }),
+  secret: Type.Optional(Type.String({ description: 'shown in the answer that created the connection only' })),
+  has_token: Type.Boolean(),
+  created_at: Type.String()
+})
+export const ConnectionParams = Type.Object({ id: ObjectId })
+export const CreateImportBody = Type.Object({
+  repository: Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$', maxLength: 200, description: 'owner/name' })
+}, { additionalProperties: false })
+export const RepositoryImport = Type.Object({
+  id: Type.String(),
+  connection_id: Type.String(),
+  repository: Type.String(),
+  state: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  repo_id: Type.Union([Type.Integer(), Type.Null()]),
+  issues: Type.Integer(),
+  pull_requests: Type.Integer(),
+  milestones: Type.Integer(),
+  collaborators: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  updated_at: Type.String()
 })

@@ -1,5 +1,6 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Database } from '../schema.js'
+import { connectionsMigration } from './connections.js'
 import { deliveryLeasesMigration } from './delivery-leases.js'
 import { schemaMigration } from './schema.js'
 
@@ -11,7 +12,8 @@ export type { Engine }
 export function migrations (engine: Engine): Record<string, Migration> {
   return {
     '001-schema': schemaMigration(engine),
-    '002-delivery-leases': deliveryLeasesMigration(engine)
+    '002-delivery-leases': deliveryLeasesMigration(engine),
+    '003-connections': connectionsMigration(engine)
   }
 }
 
