@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.js'
+import { createConnectionsRepository } from '../db/connections.js'
 import { copyDatabase } from '../db/copy.js'
 import { migrate } from '../db/migrations/index.js'
 import { postgresKysely } from '../db/postgres.js'
 import { openSqliteStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
 import { createAdminOperations } from '../services/admin.js'
+import { connect, importNow } from '../services/connections.js'
 import { readFixtureFile } from '../services/fixtures.js'
 
 const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE_PATH directly)
@@ -22,6 +24,11 @@ const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE
   create-milestone <repo_id> <number> <title>
   create-workspace <name> --repos 1,2 --pipelines "New,Doing,Done" [--description text]
   copy-to <postgres://…> [--schema name]      copy everything into a new PostgreSQL database
+  connect <github|gitea|forgejo> [--web-url U] [--api-url U] [--token T] [--secret S]
+                                              connect an issue host (prints the webhook secret once)
+  connections                                 list issue-host connections
+  disconnect <connection_id>                  remove a connection (its repositories stay)
+  import-repo <connection_id> <owner/name>    import a repository from the host, showing progress
 `
 
 function positive (value: string | undefined, what: string): number {
@@ -50,7 +57,7 @@ async function copyTo (databasePath: string, url: string, schema?: string): Prom
 }
 
 /** Runs one admin command; returns what to print. Exported for the tests. */
-export async function runAdminCommand (databasePath: string, argv: string[]): Promise<unknown> {
+export async function runAdminCommand (databasePath: string, argv: string[], progress: (line: string) => void = () => {}): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -61,7 +68,11 @@ export async function runAdminCommand (databasePath: string, argv: string[]): Pr
       repos: { type: 'string' },
       pipelines: { type: 'string' },
       description: { type: 'string' },
-      schema: { type: 'string' }
+      schema: { type: 'string' },
+      'web-url': { type: 'string' },
+      'api-url': { type: 'string' },
+      token: { type: 'string' },
+      secret: { type: 'string' }
     }
   })
   const [command, ...args] = positionals
@@ -93,6 +104,15 @@ export async function runAdminCommand (databasePath: string, argv: string[]): Pr
         repositories: (values.repos ?? '').split(',').filter((r) => r !== '').map((r) => positive(r, '--repos entry')),
         pipelines: need(values.pipelines, '--pipelines').split(',').map((p) => p.trim()).filter((p) => p !== '')
       })
+      case 'connect': {
+        const kind = need(args[0], 'kind (github, gitea or forgejo)')
+        if (!['github', 'gitea', 'forgejo'].includes(kind)) throw new Error(`unknown kind '${kind}' (github, gitea or forgejo)`)
+        const { connection, secret } = await connect(store, { kind: kind as 'github', web_url: values['web-url'], api_url: values['api-url'], token: values.token, secret: values.secret })
+        return { id: connection.id, kind: connection.kind, web_url: connection.web_url, api_url: connection.api_url, webhook_path: `/integrations/${connection.id}/webhook`, secret }
+      }
+      case 'connections': return (await createConnectionsRepository(store.db).list()).map(({ secret: _s, token, ...c }) => ({ ...c, has_token: token !== null }))
+      case 'disconnect': return await createConnectionsRepository(store.db).remove(need(args[0], 'connection id')).then(() => ({ removed: args[0] }))
+      case 'import-repo': return await importNow(store, need(args[0], 'connection id'), need(args[1], 'owner/name'), progress)
       default: throw new Error(`unknown command '${command}'\n\n${USAGE}`)
     }
   } finally {
@@ -103,7 +123,14 @@ export async function runAdminCommand (databasePath: string, argv: string[]): Pr
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
   try {
     const config = loadConfig(process.env)
-    const result = await runAdminCommand(config.databasePath, process.argv.slice(2))
+    // Progress lines overwrite each other on a terminal; elsewhere each goes on its own line.
+    let shown = false
+    const progress = (line: string): void => {
+      shown = true
+      process.stderr.write(process.stderr.isTTY ? `\r${line}\u001b[K` : `${line}\n`)
+    }
+    const result = await runAdminCommand(config.databasePath, process.argv.slice(2), progress)
+    if (shown && process.stderr.isTTY) process.stderr.write('\n')
     console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2))
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : (err as Error).message

@@ -1,10 +1,9 @@
-import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { randomBytes } from 'node:crypto'
 import { createConnectionsRepository, type Connection } from '../db/connections.js'
 import { ConnectionParams, ConnectionReply, CreateConnectionBody, CreateImportBody, RepositoryImport } from '../schemas/admin.js'
 import { Type, EmptyBody, type ErrorBody } from '../schemas/common.js'
+import { connect } from '../services/connections.js'
 import { Importer } from '../services/importer.js'
 
 declare module 'fastify' {
@@ -12,17 +11,6 @@ declare module 'fastify' {
     /** runs repository imports from issue hosts in the background */
     planningImporter: Importer
   }
-}
-
-/** Where each kind of host answers by default (GitHub Enterprise and Gitea: from the web URL). */
-function defaults (kind: Connection['kind'], webUrl?: string, apiUrl?: string): { web_url: string, api_url: string } | string {
-  const web = webUrl?.replace(/\/+$/, '')
-  if (kind === 'github') {
-    if (web === undefined || web === 'https://github.com') return { web_url: 'https://github.com', api_url: apiUrl ?? 'https://api.github.com' }
-    return { web_url: web, api_url: apiUrl ?? `${web}/api/v3` }
-  }
-  if (web === undefined) return `body/web_url is required for ${kind} (the address of the ${kind} server)`
-  return { web_url: web, api_url: apiUrl ?? `${web}/api/v1` }
 }
 
 /**
@@ -53,11 +41,8 @@ const connectionRoutes: FastifyPluginAsyncTypebox<{ tags: string[], errors: Reco
   fastify.post('/connections', {
     schema: { tags, summary: 'Connect an issue host (the webhook secret is shown in this answer only)', body: CreateConnectionBody, response: { 201: ConnectionReply, ...errors } }
   }, async (request, reply) => {
-    const urls = defaults(request.body.kind, request.body.web_url, request.body.api_url)
-    if (typeof urls === 'string') throw httpErrors.badRequest(urls)
-    const secret = request.body.secret ?? randomBytes(24).toString('base64url')
-    const created = await connections.create({ kind: request.body.kind, ...urls, secret, token: request.body.token ?? null })
-    return await reply.status(201).send(shape(request, created, secret))
+    const { connection, secret } = await connect(fastify.planningStore, request.body)
+    return await reply.status(201).send(shape(request, connection, secret))
   })
 
   fastify.get('/connections', {
