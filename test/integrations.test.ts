@@ -101,6 +101,18 @@ t.test('issues and pull requests: open, edit, close, reopen, delete, transfer, m
   pr.repository = opened.repository
   t.same((await deliver(app, id, 'pull_request', pr)).json(), { result: 'handled' })
   t.same(numbers(await boardOf(), 0), [1, pr.pull_request.number], 'a pull request is an issue on the board')
+  const merged = example('pull_request', 'closed')
+  merged.repository = opened.repository
+  merged.pull_request.number = pr.pull_request.number
+  merged.pull_request.updated_at = '2030-01-01T00:00:00Z'
+  t.same((await deliver(app, id, 'pull_request', merged)).json(), { result: 'handled' })
+  t.same(numbers(await boardOf(), 0), [1], 'a closed (merged) pull request leaves the board')
+  const reopenedPr = example('pull_request', 'reopened')
+  reopenedPr.repository = opened.repository
+  reopenedPr.pull_request.number = pr.pull_request.number
+  reopenedPr.pull_request.updated_at = '2030-01-02T00:00:00Z'
+  t.same((await deliver(app, id, 'pull_request', reopenedPr)).json(), { result: 'handled' })
+  t.same(numbers(await boardOf(), 0), [1, pr.pull_request.number], 'and comes back when reopened')
 
   const edited = example('issues', 'edited')
   edited.repository = opened.repository
@@ -135,9 +147,14 @@ t.test('issues and pull requests: open, edit, close, reopen, delete, transfer, m
 
   const milestoned = example('issues', 'milestoned')
   milestoned.repository = opened.repository
+  milestoned.issue.updated_at = '2030-01-04T00:00:00Z'
   t.same((await deliver(app, id, 'issues', milestoned)).json(), { result: 'handled' })
   t.equal((await app.as('alice', { url: `/p1/repositories/${HELLO}/milestones/${milestoned.milestone.number}/start_date` })).statusCode, 404, 'the milestone exists (no start date yet)')
   t.match((await app.as('alice', { url: `/p1/repositories/${HELLO}/milestones/${milestoned.milestone.number}/start_date` })).json().message, /has no start date/)
+  const demilestoned = example('issues', 'demilestoned')
+  demilestoned.repository = opened.repository
+  demilestoned.issue.updated_at = '2030-01-05T00:00:00Z'
+  t.same((await deliver(app, id, 'issues', demilestoned)).json(), { result: 'handled' })
 
   const transferred = example('issues', 'transferred')
   transferred.repository = opened.repository
