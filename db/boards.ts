@@ -7,8 +7,8 @@ import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { between, CEILING, spread } from './ranking.js'
 import { prepared } from './prepared.js'
-import type { Repository } from './repositories.js'
-import { changeVersion, writeTransaction, type Executor } from './transaction.js'
+import { touchPlanning, type Repository } from './repositories.js'
+import { changeVersion, notedEvents, writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 import { createWorkspacesRepository } from './workspaces.js'
 
@@ -56,6 +56,8 @@ const transferQuery = prepared<{ issueId: number, userId: number, at: string, fr
     from_estimate: null,
     to_estimate: null
   }))
+const touchQuery = prepared<{ issueId: number, at: string }>()((db, p) =>
+  db.updateTable('issues').set({ planning_changed_at: p.at }).where('id', '=', p.issueId))
 const boardRowsQuery = prepared<{ workspaceId: string, repoId: number }>()((db, p) =>
   db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
     .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
@@ -95,6 +97,7 @@ async function respace (db: Executor, pipelineId: string, repoId: number, issueI
         const neighbour = window[j < at ? j : j - 1].issue_id
         await db.updateTable('placements').set({ position: ranks[j], rank: ranks[j] })
           .where('issue_id', '=', neighbour).where('workspace_id', '=', workspaceId).execute()
+        await touchPlanning(db, [neighbour])
       }
       return ranks[at]
     }
@@ -184,9 +187,11 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
           rank = await respace(trx, pipelineId, repo.id, issue.id, workspaceId, at)
         }
         await placeQuery(trx, { pipelineId, rank, issueId: issue.id, workspaceId })
+        await touchQuery(trx, { issueId: issue.id, at: nowIso() })
 
         const context = { repo, issue, user, workspace: { id: workspaceId, name: target.workspace_name } }
         if (!samePipeline) {
+          notedEvents(trx)
           await transferQuery(trx, { issueId: issue.id, userId: user.id, at: nowIso(), from: current.pipeline_name, to: target.name, workspaceId })
           await events.emit(trx, { ...context, type: 'issue_transfer', from: current.pipeline_name, to: target.name })
         } else if (wantsIndexes) {

@@ -1,7 +1,11 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
+import { actor, announce, issueContext } from './announce.js'
+import type { DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
+import { touchPlanning } from './repositories.js'
+import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import type { IssueRef } from './issue-refs.js'
@@ -27,7 +31,15 @@ async function blocks (db: Executor, from: number, to: number, repos?: number[])
 }
 
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
-export function createDependenciesRepository (db: Executor) {
+export function createDependenciesRepository (db: Executor, events?: DomainEvents) {
+  /** Notes the planning change on both sides and announces it in each side's repository. */
+  const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, ids: [number, number], user?: User) => {
+    await touchPlanning(trx, ids)
+    const blocked = await issueContext(trx, ids[1])
+    const sides = [blocked, ...(dependency.blocking.repo_id === dependency.blocked.repo_id ? [] : [await issueContext(trx, ids[0])])]
+    for (const side of sides) await announce(trx, events, { ...side, user: actor(user), type, blocking: dependency.blocking, blocked: dependency.blocked })
+  }
+
   const requireIssue = async (trx: Executor, ref: IssueRef, side: string): Promise<number> => {
     const row = await trx.selectFrom('issues').select('id').where('repo_id', '=', ref.repo_id).where('number', '=', ref.issue_number).executeTakeFirst()
     if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
@@ -48,7 +60,7 @@ export function createDependenciesRepository (db: Executor) {
     },
 
     /** Creates the dependency; an existing pair is returned as it is (never duplicated). */
-    async create (dependency: Dependency, canRead: (repoId: number) => boolean): Promise<Dependency> {
+    async create (dependency: Dependency, canRead: (repoId: number) => boolean, user?: User): Promise<Dependency> {
       return await writeTransaction(db, async (trx) => {
         // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
         await lockFor(trx, 'dependencies')
@@ -72,16 +84,18 @@ export function createDependenciesRepository (db: Executor) {
         }
         await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() })
           .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).execute()
+        await changed(trx, 'dependency_created', dependency, [blocking, blocked], user)
         return dependency
       })
     },
 
-    async remove (dependency: Dependency): Promise<void> {
+    async remove (dependency: Dependency, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
         const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
         const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
         const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
+        await changed(trx, 'dependency_removed', dependency, [blocking, blocked], user)
       })
     }
   }

@@ -19,7 +19,31 @@ export type DomainEvent = IssueContext & (
   }
   | { type: 'estimate_set', estimate: number }
   | { type: 'estimate_cleared' }
-)
+  // Extensions, sent only to webhooks that ask for them (README, "Extensions beyond the hosted API").
+  | { type: 'epic_issue_added' | 'epic_issue_removed', child: { repo_id: number, issue_number: number } }
+  | { type: 'dependency_created' | 'dependency_removed', blocking: { repo_id: number, issue_number: number }, blocked: { repo_id: number, issue_number: number } }
+  | { type: 'issue_opened' | 'issue_closed' | 'issue_reopened' }
+) | ReleaseEvent
+
+/** A release report changed: sent for each of its repositories, with no issue of its own. */
+export interface ReleaseEvent {
+  type: 'release_report_changed'
+  repo: Repository
+  user: { id: number, login: string }
+  release: { id: string, title: string, state: string }
+  change: 'created' | 'updated' | 'issues_changed' | 'repository_added' | 'repository_removed'
+}
+
+/** The four event types of the hosted API: what a webhook gets unless it names others. */
+export const LEGACY_EVENT_TYPES = ['issue_transfer', 'issue_reprioritized', 'estimate_set', 'estimate_cleared'] as const
+export const EXTENSION_EVENT_TYPES = [
+  'epic_issue_added', 'epic_issue_removed', 'dependency_created', 'dependency_removed', 'release_report_changed',
+  'issue_opened', 'issue_closed', 'issue_reopened'
+] as const
+export type EventType = DomainEvent['type']
+
+/** Who did it, for events the issue host caused (no user of ours acted). */
+export const NOBODY = { id: 0, login: '' }
 
 /** Runs inside the writing transaction, with it. */
 export type DomainEventListener = (trx: Executor, event: DomainEvent) => Promise<void>

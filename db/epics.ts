@@ -1,16 +1,20 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { EpicData as EpicDataSchema, EpicList, UpdateEpicIssuesReply } from '../schemas/epics.js'
+import { actor, announce, issueContext } from './announce.js'
+import type { DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
-import { issueByNumber, requireIssue, webUrl, type Repository } from './repositories.js'
+import { issueByNumber, requireIssue, touchPlanning, webUrl, type Repository } from './repositories.js'
+import type { User } from './users.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 export type EpicData = Static<typeof EpicDataSchema>
 type EpicChild = EpicData['issues'][number]
 type EpicListEntry = Static<typeof EpicList>['epic_issues'][number]
+type UpdateReply = Static<typeof UpdateEpicIssuesReply>
 
 /**
  * Whether `epic` is inside `child` (child contains ... contains epic): adding child would loop.
@@ -58,7 +62,16 @@ async function addChildren (db: Executor, epicId: number, children: ResolvedIssu
  * Epics: issues that group other issues (in any repository). Epics may contain epics, but never
  * themselves, directly or through other epics.
  */
-export function createEpicsRepository (db: Executor) {
+export function createEpicsRepository (db: Executor, events?: DomainEvents) {
+  /** Announces membership changes and notes the planning change of everyone involved. */
+  const changed = async (trx: Executor, epicId: number, added: ResolvedIssue[], removed: ResolvedIssue[], user?: User): Promise<void> => {
+    await touchPlanning(trx, [epicId, ...added.map((i) => i.id), ...removed.map((i) => i.id)])
+    if (added.length + removed.length === 0) return
+    const context = { ...await issueContext(trx, epicId), user: actor(user) }
+    for (const child of added) await announce(trx, events, { ...context, type: 'epic_issue_added', child: toRef(child) })
+    for (const child of removed) await announce(trx, events, { ...context, type: 'epic_issue_removed', child: toRef(child) })
+  }
+
   return {
     async list (repo: Repository): Promise<EpicListEntry[]> {
       const rows = await db.selectFrom('issues').select('number').where('repo_id', '=', repo.id).where('is_epic', '=', 1).orderBy('number').execute()
@@ -116,28 +129,33 @@ export function createEpicsRepository (db: Executor) {
       return data
     },
 
-    async convertToEpic (repoId: number, number: number, children: IssueRef[], canRead: (repoId: number) => boolean): Promise<void> {
+    async convertToEpic (repoId: number, number: number, children: IssueRef[], canRead: (repoId: number) => boolean, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
         await lockFor(trx, 'epics')
         const row = await issueByNumber(trx, repoId, number)
         if (row === undefined) throw new NotFound(`issue ${number} not found in repository ${repoId}`)
         if (row.is_epic === 1) throw new Invalid(`issue ${number} in repository ${repoId} is already an epic`)
         await trx.updateTable('issues').set({ is_epic: 1 }).where('id', '=', row.id).execute()
-        await addChildren(trx, row.id, await resolveRefs(trx, children, canRead), canRead)
+        const resolved = await resolveRefs(trx, children, canRead)
+        const added = await addChildren(trx, row.id, resolved, canRead)
+        await changed(trx, row.id, resolved.filter((r) => added.some((a) => a.repo_id === Number(r.repo_id) && a.issue_number === Number(r.number))), [], user)
       })
     },
 
     /** Back to a regular issue: its children are released (they keep everything else). */
-    async convertToIssue (repoId: number, number: number): Promise<void> {
+    async convertToIssue (repoId: number, number: number, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
         const epic = await requireEpic(trx, repoId, number)
+        const released = await trx.selectFrom('epic_issues as e').innerJoin('issues as i', 'i.id', 'e.issue_id')
+          .select(['i.id', 'i.repo_id', 'i.number', 'i.estimate', 'i.is_epic']).where('e.epic_id', '=', epic.id).execute()
         await trx.deleteFrom('epic_issues').where('epic_id', '=', epic.id).execute()
+        await changed(trx, epic.id, [], released, user)
         await trx.updateTable('issues').set({ is_epic: 0 }).where('id', '=', epic.id).execute()
       })
     },
 
     /** Returns what this call changed: issues already in (or not in) the epic are not listed. */
-    async updateIssues (repoId: number, number: number, remove: IssueRef[], add: IssueRef[], canRead: CanRead): Promise<Static<typeof UpdateEpicIssuesReply>> {
+    async updateIssues (repoId: number, number: number, remove: IssueRef[], add: IssueRef[], canRead: CanRead, user?: User): Promise<UpdateReply> {
       return await writeTransaction(db, async (trx) => {
         // Membership changes take turns, so two that together make a loop cannot both pass the check.
         await lockFor(trx, 'epics')
@@ -150,7 +168,10 @@ export function createEpicsRepository (db: Executor) {
           const result = await trx.deleteFrom('epic_issues').where('epic_id', '=', epic.id).where('issue_id', '=', child.id).executeTakeFirst()
           if (Number(result.numDeletedRows) > 0) removed.push(toRef(child))
         }
-        return { removed_issues: removed, added_issues: await addChildren(trx, epic.id, toAdd, canRead) }
+        const added = await addChildren(trx, epic.id, toAdd, canRead)
+        const isIn = (refs: IssueRef[]) => (i: ResolvedIssue) => refs.some((r) => r.repo_id === Number(i.repo_id) && r.issue_number === Number(i.number))
+        await changed(trx, epic.id, toAdd.filter(isIn(added)), toRemove.filter(isIn(removed)), user)
+        return { removed_issues: removed, added_issues: added }
       })
     }
   }

@@ -1,3 +1,4 @@
+import type { DomainEvents } from './domain-events.js'
 import { isUniqueViolation } from './engine.js'
 import { createRepositoriesRepository, issueByNumber } from './repositories.js'
 import type { Executor } from './transaction.js'
@@ -13,8 +14,8 @@ export interface HostUser { id: number, login: string }
  * Keeping repositories, users, issues, milestones and permissions in step with the issue host.
  * Every function runs inside the caller's transaction (one delivery or one imported page).
  */
-export function createHostSync (trx: Executor) {
-  const repos = createRepositoriesRepository(trx)
+export function createHostSync (trx: Executor, events?: DomainEvents) {
+  const repos = createRepositoriesRepository(trx, events)
   const users = createUsersRepository(trx)
 
   return {

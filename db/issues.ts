@@ -6,7 +6,7 @@ import { NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { requireIssue, type Repository } from './repositories.js'
 import { prepared } from './prepared.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { notedEvents, writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 
 export type PipelineRef = Static<typeof PipelineRefSchema>
@@ -78,7 +78,8 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       await writeTransaction(db, async (trx) => {
         const issue = await requireIssue(trx, repo.id, number)
         if (issue.estimate === value) return
-        await trx.updateTable('issues').set({ estimate: value }).where('id', '=', issue.id).execute()
+        await trx.updateTable('issues').set({ estimate: value, planning_changed_at: nowIso() }).where('id', '=', issue.id).execute()
+        notedEvents(trx)
         await trx.insertInto('issue_events').values({
           issue_id: issue.id,
           user_id: user.id,

@@ -1,10 +1,14 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { CreateReleaseBody, ReleaseReport as ReleaseReportSchema, ReleaseReportSummary, UpdateReleaseBody, UpdateReleaseIssuesReply } from '../schemas/releases.js'
+import { actor, announce } from './announce.js'
+import type { DomainEvents, ReleaseEvent } from './domain-events.js'
 import { lockFor } from './engine.js'
+import { touchPlanning } from './repositories.js'
+import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
-import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef } from './issue-refs.js'
+import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 export type ReleaseSummary = Static<typeof ReleaseReportSummary>
@@ -34,7 +38,18 @@ function checkDates (start: string, end: string): void {
 }
 
 /** Release reports over one or more repositories, with the issues planned for them. */
-export function createReleasesRepository (db: Executor) {
+export function createReleasesRepository (db: Executor, events?: DomainEvents) {
+  /** Announces a change in each of the report's repositories. */
+  const changed = async (trx: Executor, id: string, change: ReleaseEvent['change'], user?: User, also: number[] = []): Promise<void> => {
+    if (events === undefined) return
+    const report = await requireReport(trx, id)
+    const repos = await trx.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url'])
+      .where('id', 'in', [...new Set([...await reposOf(trx, id), ...also])]).execute()
+    for (const repo of repos) {
+      await announce(trx, events, { type: 'release_report_changed', repo: { ...repo, id: Number(repo.id) }, user: actor(user), release: { id, title: report.title, state: report.state }, change })
+    }
+  }
+
   const requireReport = async (trx: Executor, id: string): Promise<Row> => {
     const row = await trx.selectFrom('release_reports').select(COLUMNS).where('id', '=', id).executeTakeFirst()
     if (row === undefined) throw new NotFound(`release report ${id} not found`)
@@ -65,7 +80,7 @@ export function createReleasesRepository (db: Executor) {
       return rows.map(toReport)
     },
 
-    async create (input: NewRelease, repositories: number[]): Promise<ReleaseReport> {
+    async create (input: NewRelease, repositories: number[], user?: User): Promise<ReleaseReport> {
       checkDates(input.start_date, input.desired_end_date)
       return await writeTransaction(db, async (trx) => {
         await lockFor(trx, 'release_reports.seq')
@@ -81,12 +96,13 @@ export function createReleasesRepository (db: Executor) {
           closed_at: null
         }).execute()
         for (const repoId of repositories) await addRepo(trx, id, repoId)
+        await changed(trx, id, 'created', user)
         return await withRepositories(trx, id)
       })
     },
 
     /** Edits; `state: closed` stamps closed_at (kept if already closed), `open` clears it. */
-    async update (id: string, change: ReleaseChange): Promise<ReleaseReport> {
+    async update (id: string, change: ReleaseChange, user?: User): Promise<ReleaseReport> {
       return await writeTransaction(db, async (trx) => {
         const row = await requireReport(trx, id)
         const start = change.start_date === undefined ? row.start_date : iso(change.start_date)
@@ -97,26 +113,32 @@ export function createReleasesRepository (db: Executor) {
         await trx.updateTable('release_reports').set({
           title: change.title, description: change.description ?? row.description, start_date: start, desired_end_date: end, closed_at: closedAt, state
         }).where('id', '=', id).execute()
+        await changed(trx, id, 'updated', user)
         return await withRepositories(trx, id)
       })
     },
 
-    async addRepository (id: string, repoId: number): Promise<void> {
+    async addRepository (id: string, repoId: number, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
         await requireReport(trx, id)
         await addRepo(trx, id, repoId)
+        await changed(trx, id, 'repository_added', user)
       })
     },
 
     /** Removes a repository and the report's issues from it; a report keeps at least one. */
-    async removeRepository (id: string, repoId: number): Promise<void> {
+    async removeRepository (id: string, repoId: number, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
         const repos = await reposOf(trx, id)
         if (!repos.includes(repoId)) throw new NotFound(`repository ${repoId} is not in release report ${id}`)
         if (repos.length === 1) throw new Invalid('a release report needs at least one repository')
+        const leaving = await trx.selectFrom('release_report_issues as ri').innerJoin('issues as i', 'i.id', 'ri.issue_id')
+          .select('i.id').where('ri.release_id', '=', id).where('i.repo_id', '=', repoId).execute()
         await trx.deleteFrom('release_report_issues').where('release_id', '=', id)
           .where('issue_id', 'in', (eb) => eb.selectFrom('issues').select('id').where('repo_id', '=', repoId)).execute()
         await trx.deleteFrom('release_report_repositories').where('release_id', '=', id).where('repo_id', '=', repoId).execute()
+        await touchPlanning(trx, leaving.map((r) => Number(r.id)))
+        await changed(trx, id, 'repository_removed', user, [repoId])
       })
     },
 
@@ -127,7 +149,7 @@ export function createReleasesRepository (db: Executor) {
     },
 
     /** Adds and removes issues in one go; lists only what changed. Issues must be in the report's repositories. */
-    async updateIssues (id: string, add: IssueRef[], remove: IssueRef[], canRead: (repoId: number) => boolean): Promise<UpdateIssuesReply> {
+    async updateIssues (id: string, add: IssueRef[], remove: IssueRef[], canRead: (repoId: number) => boolean, user?: User): Promise<UpdateIssuesReply> {
       return await writeTransaction(db, async (trx) => {
         const repos = new Set(await reposOf(trx, id))
         const toAdd = await resolveRefs(trx, add, canRead, 'add_issues')
@@ -148,6 +170,10 @@ export function createReleasesRepository (db: Executor) {
           const result = await trx.deleteFrom('release_report_issues').where('release_id', '=', id).where('issue_id', '=', issue.id).executeTakeFirst()
           if (Number(result.numDeletedRows) > 0) removed.push(toRef(issue))
         }
+        const isIn = (refs: IssueRef[]) => (i: ResolvedIssue) => refs.some((r) => r.repo_id === Number(i.repo_id) && r.issue_number === Number(i.number))
+        const touched = [...toAdd.filter(isIn(added)), ...toRemove.filter(isIn(removed))]
+        await touchPlanning(trx, touched.map((i) => i.id))
+        if (touched.length > 0) await changed(trx, id, 'issues_changed', user)
         return { added, removed }
       })
     }

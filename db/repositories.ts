@@ -1,11 +1,13 @@
 import type { Static } from '../schemas/common.js'
 import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
+import { announce, issueContext } from './announce.js'
+import { NOBODY, type DomainEvents } from './domain-events.js'
 import { isUniqueViolation } from './engine.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
 import { unprioritizedRank } from './ranking.js'
-import type { Executor } from './transaction.js'
+import { notedEvents, type Executor } from './transaction.js'
 
 export type Repository = Static<typeof AdminRepository>
 
@@ -44,6 +46,12 @@ const issueQuery = prepared<{ repoId: number, number: number }>()((db, p) =>
   db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', p.repoId).where('number', '=', p.number))
 const repoQuery = prepared<{ id: number }>()((db, p) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).where('id', '=', p.id))
 
+/** Notes that these issues' planning data (pipeline, position, estimate, epics, dependencies, releases) changed now. */
+export async function touchPlanning (db: Executor, issueIds: number[]): Promise<void> {
+  if (issueIds.length === 0) return
+  await db.updateTable('issues').set({ planning_changed_at: nowIso() }).where('id', 'in', issueIds).execute()
+}
+
 /** An issue by repository and number, or undefined. */
 export async function issueByNumber (db: Executor, repoId: number, number: number): Promise<IssueRow | undefined> {
   return (await issueQuery(db, { repoId, number })).rows[0]
@@ -59,7 +67,7 @@ export async function requireIssue (db: Executor, repoId: number, number: number
  * The issue-hosting platform's side: repositories, their issues and milestones. Creating or
  * reopening an issue keeps its board placements in step (README, "Conventions").
  */
-export function createRepositoriesRepository (db: Executor) {
+export function createRepositoriesRepository (db: Executor, events?: DomainEvents) {
   const byId = async (id: number): Promise<Repository | undefined> => (await repoQuery(db, { id })).rows[0]
   const requireRepository = async (id: number): Promise<Repository> => {
     const repo = await byId(id)
@@ -137,6 +145,7 @@ export function createRepositoriesRepository (db: Executor) {
           rank: unprioritizedRank(issue.number)
         }).execute()
         if (issue.authorId !== undefined) {
+          notedEvents(db)
           await db.insertInto('issue_events').values({
             issue_id: id,
             user_id: issue.authorId,
@@ -150,6 +159,7 @@ export function createRepositoriesRepository (db: Executor) {
           }).execute()
         }
       }
+      if (state === 'open') await announce(db, events, { ...await issueContext(db, id), user: NOBODY, type: 'issue_opened' })
       return await requireIssue(db, repoId, issue.number)
     },
 
@@ -160,6 +170,7 @@ export function createRepositoriesRepository (db: Executor) {
       if (change.state !== undefined && change.state !== issue.state) {
         await db.updateTable('issues').set({ state: change.state }).where('id', '=', issue.id).execute()
         await db.updateTable('placements').set({ is_open: change.state === 'open' ? 1 : 0 }).where('issue_id', '=', issue.id).execute()
+        await announce(db, events, { ...await issueContext(db, issue.id), user: NOBODY, type: change.state === 'open' ? 'issue_reopened' : 'issue_closed' })
       }
       return await requireIssue(db, repoId, number)
     },

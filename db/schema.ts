@@ -57,6 +57,8 @@ export interface IssuesTable {
   created_at: string
   /** the issue host's updated_at of the state stored (older deliveries are stale) */
   host_updated_at: string | null
+  /** when its pipeline, position, estimate, epic membership, dependencies or release reports last changed */
+  planning_changed_at: string | null
 }
 export interface PlusOnesTable { id: Generated<number>, issue_id: number, created_at: string }
 export interface MilestonesTable { repo_id: number, number: number, title: string, start_date: string | null }
@@ -89,6 +91,8 @@ export interface IssueEventsTable {
   from_pipeline: string | null
   to_pipeline: string | null
   workspace_id: string | null
+  /** the change counter's value when the event's write committed (the events feed's order) */
+  version: number | null
 }
 export interface EpicIssuesTable { epic_id: number, issue_id: number }
 export interface DependenciesTable { seq: Generated<number>, blocking_id: number, blocked_id: number, created_at: string }
@@ -113,6 +117,8 @@ export interface WebhooksTable {
   description: string | null
   secret: string | null
   created_at: string
+  /** JSON array of event types; null: the four of the hosted API */
+  events: string | null
 }
 export interface WebhookDeliveriesTable {
   seq: Generated<number>

@@ -19,14 +19,14 @@ function repositories (db: Executor, events: DomainEvents) {
   return {
     db,
     users: createUsersRepository(db),
-    repositories: createRepositoriesRepository(db),
+    repositories: createRepositoriesRepository(db, events),
     workspaces: createWorkspacesRepository(db),
     boards: createBoardsRepository(db, events),
     issues: createIssuesRepository(db, events),
-    epics: createEpicsRepository(db),
+    epics: createEpicsRepository(db, events),
     milestones: createMilestonesRepository(db),
-    dependencies: createDependenciesRepository(db),
-    releases: createReleasesRepository(db),
+    dependencies: createDependenciesRepository(db, events),
+    releases: createReleasesRepository(db, events),
     webhooks: createWebhooksRepository(db),
     chat: createChatRepository(db)
   }

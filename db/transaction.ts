@@ -5,7 +5,16 @@ import type { Database } from './schema.js'
 /** The Kysely instance or an open transaction: what every data function takes. */
 export type Executor = Kysely<Database>
 
-const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1))
+const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1).returning('value'))
+const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_events').set({ version: p.version }).where('version', 'is', null))
+
+/** Transactions that wrote issue events: those get the committing version stamped on them. */
+const wroteEvents = new WeakSet<object>()
+
+/** Marks the transaction as one that wrote issue events (see `writeTransaction`). */
+export function notedEvents (trx: Executor): void {
+  wroteEvents.add(trx)
+}
 const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_counter').select('value').where('id', '=', 1))
 
 /**
@@ -19,8 +28,10 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
   if (db.isTransaction) return await fn(db)
   return await db.transaction().execute(async (trx) => {
     const result = await fn(trx)
-    // Last, so the counter's row is locked only for the moment before the commit.
-    await bump(trx, {})
+    // Last, so the counter's row is locked only for the moment before the commit; the value it
+    // takes orders this write's events after every event already committed.
+    const { rows } = await bump(trx, {})
+    if (wroteEvents.has(trx)) await stamp(trx, { version: Number(rows[0].value) })
     return result
   })
 }

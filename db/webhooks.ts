@@ -5,6 +5,7 @@ import type { Delivery, Webhook as WebhookSchema } from '../schemas/webhooks.js'
 import { lockFor } from './engine.js'
 import { Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
+import { LEGACY_EVENT_TYPES } from './domain-events.js'
 import { prepared } from './prepared.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
@@ -24,15 +25,20 @@ export interface PendingDelivery {
   secret: string | null
 }
 
-const WEBHOOK_COLUMNS = ['id', 'repo_id', 'url', 'description', 'created_at'] as const
-const toWebhook = (row: Webhook): Webhook => ({ ...row, repo_id: Number(row.repo_id) })
+const WEBHOOK_COLUMNS = ['id', 'repo_id', 'url', 'description', 'created_at', 'events'] as const
+const toWebhook = (row: Omit<Webhook, 'events'> & { events: string | null }): Webhook =>
+  ({ ...row, repo_id: Number(row.repo_id), events: row.events === null ? [...LEGACY_EVENT_TYPES] : JSON.parse(row.events) as string[] })
 
-const hooksOf = prepared<{ repoId: number }>()((db, p) => db.selectFrom('webhooks').select('id').where('repo_id', '=', p.repoId))
-const anyHook = prepared<{ repoId: number }>()((db, p) => db.selectFrom('webhooks').select('id').where('repo_id', '=', p.repoId).limit(1))
+/** Webhooks that want an event type: those that named it, or named none when it is one of the hosted API's four. */
+const filter = (repoId: number, type: string) =>
+  ({ repoId, pattern: `%"${type}"%`, legacy: (LEGACY_EVENT_TYPES as readonly string[]).includes(type) ? 1 : 0 })
+const hooksOf = prepared<{ repoId: number, pattern: string, legacy: number }>()((db, p) =>
+  db.selectFrom('webhooks').select('id').where('repo_id', '=', p.repoId)
+    .where(sql<boolean>`(events LIKE ${p.pattern} OR (events IS NULL AND ${p.legacy} = 1))`))
 
 /** Writes one delivery per webhook of the repository; call inside the change's transaction. */
 export async function enqueueDeliveries (trx: Executor, repoId: number, eventType: string, body: string): Promise<number> {
-  const hooks = (await hooksOf(trx, { repoId })).rows
+  const hooks = (await hooksOf(trx, filter(repoId, eventType))).rows
   const now = Date.now()
   const created = nowIso()
   for (const hook of hooks) {
@@ -62,12 +68,19 @@ export function createWebhooksRepository (db: Executor) {
   return {
     byId,
 
-    async create (repoId: number, url: string, description: string | null, secret: string | null): Promise<Webhook> {
+    async create (repoId: number, url: string, description: string | null, secret: string | null, events?: string[]): Promise<Webhook> {
       const id = newObjectId()
       await writeTransaction(db, async (trx) => {
         await lockFor(trx, 'webhooks.seq')
         await trx.insertInto('webhooks').values({
-          id, seq: sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM webhooks)`, repo_id: repoId, url, description, secret, created_at: nowIso()
+          id,
+          seq: sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM webhooks)`,
+          repo_id: repoId,
+          url,
+          description,
+          secret,
+          created_at: nowIso(),
+          events: events === undefined ? null : JSON.stringify([...new Set(events)])
         }).execute()
       })
       return (await byId(id))!
@@ -82,8 +95,9 @@ export function createWebhooksRepository (db: Executor) {
       await writeTransaction(db, async (trx) => { await trx.deleteFrom('webhooks').where('id', '=', id).execute() })
     },
 
-    async hasWebhooks (repoId: number): Promise<boolean> {
-      return (await anyHook(db, { repoId })).rows.length > 0
+    /** Whether any webhook of the repository wants events of this type. */
+    async hasWebhooks (repoId: number, type: string): Promise<boolean> {
+      return (await hooksOf(db, filter(repoId, type))).rows.length > 0
     },
 
     /**

@@ -6,6 +6,21 @@ import { webUrl } from '../db/repositories.js'
  * a string (README, "Webhooks").
  */
 export function webhookPayload (event: DomainEvent): Record<string, string> {
+  if (event.type === 'release_report_changed') {
+    return {
+      type: event.type,
+      github_url: webUrl(event.repo),
+      organization: event.repo.owner,
+      repo: event.repo.name,
+      user_name: event.user.login,
+      issue_number: '',
+      issue_title: '',
+      release_id: event.release.id,
+      release_title: event.release.title,
+      release_state: event.release.state,
+      change: event.change
+    }
+  }
   const common = {
     type: event.type,
     github_url: `${webUrl(event.repo)}/issues/${event.issue.number}`,
@@ -36,7 +51,22 @@ export function webhookPayload (event: DomainEvent): Record<string, string> {
     case 'estimate_set':
       return { ...common, estimate: String(event.estimate) }
     case 'estimate_cleared':
+    case 'issue_opened':
+    case 'issue_closed':
+    case 'issue_reopened':
       return common
+    case 'epic_issue_added':
+    case 'epic_issue_removed':
+      return { ...common, child_repo_id: String(event.child.repo_id), child_issue_number: String(event.child.issue_number) }
+    case 'dependency_created':
+    case 'dependency_removed':
+      return {
+        ...common,
+        blocking_repo_id: String(event.blocking.repo_id),
+        blocking_issue_number: String(event.blocking.issue_number),
+        blocked_repo_id: String(event.blocked.repo_id),
+        blocked_issue_number: String(event.blocked.issue_number)
+      }
   }
 }
 

@@ -27,7 +27,7 @@ const dependencies: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     await requireAccess(request, request.body.blocking.repo_id, 'write')
     await requireAccess(request, request.body.blocked.repo_id, 'write')
-    return await repo.create(request.body, await readable(request))
+    return await repo.create(request.body, await readable(request), request.planningUser!)
   })
 
   fastify.delete('/p1/dependencies', {
@@ -35,7 +35,7 @@ const dependencies: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     await requireAccess(request, request.body.blocking.repo_id, 'write')
     await requireAccess(request, request.body.blocked.repo_id, 'write')
-    await repo.remove(request.body)
+    await repo.remove(request.body, request.planningUser!)
     return reply.status(204).send(undefined)
   })
 }

@@ -30,7 +30,7 @@ const epics: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Convert an epic to a regular issue (its issues are released)', params: IssueParams, response: { 200: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
     await requireAccess(request, request.params.repo_id, 'write')
-    await repo.convertToIssue(request.params.repo_id, request.params.issue_number)
+    await repo.convertToIssue(request.params.repo_id, request.params.issue_number, request.planningUser!)
     return reply.status(200).send(undefined)
   })
 
@@ -38,7 +38,7 @@ const epics: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Convert an issue to an epic holding the listed issues', params: IssueParams, body: ConvertToEpicBody, response: { 200: EmptyBody, ...errorResponses } }
   }, async (request, reply) => {
     await requireAccess(request, request.params.repo_id, 'write')
-    await repo.convertToEpic(request.params.repo_id, request.params.issue_number, request.body.issues, await readable(request))
+    await repo.convertToEpic(request.params.repo_id, request.params.issue_number, request.body.issues, await readable(request), request.planningUser!)
     return reply.status(200).send(undefined)
   })
 
@@ -47,7 +47,7 @@ const epics: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     await requireAccess(request, request.params.repo_id, 'write')
     const { remove_issues: remove, add_issues: add } = request.body
-    return await repo.updateIssues(request.params.repo_id, request.params.issue_number, remove, add, await readable(request))
+    return await repo.updateIssues(request.params.repo_id, request.params.issue_number, remove, add, await readable(request), request.planningUser!)
   })
 }
 

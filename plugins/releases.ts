@@ -38,7 +38,7 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const repositories = [...new Set([request.params.repo_id, ...(request.body.repositories ?? [])])]
     for (const repoId of repositories) await requireAccess(request, repoId, 'write')
-    return await visible(request, await repo.create(request.body, repositories))
+    return await visible(request, await repo.create(request.body, repositories, request.planningUser!))
   })
 
   fastify.get('/p1/reports/release/:release_id', {
@@ -59,7 +59,7 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Edit a release report; state closed/open', params: ReleaseParams, body: UpdateReleaseBody, response: { 200: ReleaseReport, ...errorResponses } }
   }, async (request) => {
     await reportAccess(request, request.params.release_id, 'write')
-    return await visible(request, await repo.update(request.params.release_id, request.body))
+    return await visible(request, await repo.update(request.params.release_id, request.body, request.planningUser!))
   })
 
   fastify.post('/p1/reports/release/:release_id/repository/:repo_id', {
@@ -67,7 +67,7 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     await reportAccess(request, request.params.release_id, 'write')
     await requireAccess(request, request.params.repo_id, 'write')
-    await repo.addRepository(request.params.release_id, request.params.repo_id)
+    await repo.addRepository(request.params.release_id, request.params.repo_id, request.planningUser!)
     return reply.status(200).send(undefined)
   })
 
@@ -76,7 +76,7 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     await reportAccess(request, request.params.release_id, 'write')
     await requireAccess(request, request.params.repo_id, 'write')
-    await repo.removeRepository(request.params.release_id, request.params.repo_id)
+    await repo.removeRepository(request.params.release_id, request.params.repo_id, request.planningUser!)
     return reply.status(204).send(undefined)
   })
 
@@ -91,7 +91,7 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Add and remove issues of a release report', params: ReleaseParams, body: UpdateReleaseIssuesBody, response: { 200: UpdateReleaseIssuesReply, ...errorResponses } }
   }, async (request) => {
     await reportAccess(request, request.params.release_id, 'write')
-    return await repo.updateIssues(request.params.release_id, request.body.add_issues, request.body.remove_issues, await readable(request))
+    return await repo.updateIssues(request.params.release_id, request.body.add_issues, request.body.remove_issues, await readable(request), request.planningUser!)
   })
 }
 

@@ -32,7 +32,7 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   // Deliveries are written in the change's own transaction; the worker is told once it commits.
   const unsubscribe = fastify.planningEvents.subscribe(async (trx, event) => {
     if (await enqueueDeliveries(trx, event.repo.id, event.type, formEncode(webhookPayload(event))) > 0) setImmediate(() => worker.poke())
-  }, async (trx, _type, repoId) => await createWebhooksRepository(trx).hasWebhooks(repoId))
+  }, async (trx, type, repoId) => await createWebhooksRepository(trx).hasWebhooks(repoId, type))
 
   if (opts.worker !== false) fastify.addHook('onReady', async () => worker.start())
   fastify.addHook('onClose', async () => {
@@ -70,7 +70,7 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   }, async (request, reply) => {
     await requireAccess(request, request.params.repo_id, 'admin')
     const url = checkUrl(request.body.url)
-    return reply.status(201).send(await outbox.create(request.params.repo_id, url, request.body.description ?? null, request.body.secret ?? null))
+    return reply.status(201).send(await outbox.create(request.params.repo_id, url, request.body.description ?? null, request.body.secret ?? null, request.body.events))
   })
 
   fastify.get('/p1/repositories/:repo_id/webhooks', {

@@ -1,3 +1,4 @@
+import { EXTENSION_EVENT_TYPES, LEGACY_EVENT_TYPES } from '../db/domain-events.js'
 import { Type, ObjectId } from './common.js'
 
 export const Webhook = Type.Object({
@@ -5,13 +6,17 @@ export const Webhook = Type.Object({
   repo_id: Type.Integer(),
   url: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String()
+  created_at: Type.String(),
+  events: Type.Array(Type.String(), { description: 'the event types it receives' })
 })
 
 export const CreateWebhookBody = Type.Object({
   url: Type.String({ minLength: 1, maxLength: 2000, description: 'http or https URL that receives the POSTs' }),
   description: Type.Optional(Type.String({ maxLength: 500 })),
-  secret: Type.Optional(Type.String({ minLength: 8, maxLength: 200, description: 'signs each body (HMAC-SHA256); never returned' }))
+  secret: Type.Optional(Type.String({ minLength: 8, maxLength: 200, description: 'signs each body (HMAC-SHA256); never returned' })),
+  events: Type.Optional(Type.Array(Type.Union([...LEGACY_EVENT_TYPES, ...EXTENSION_EVENT_TYPES].map((type) => Type.Literal(type))), {
+    minItems: 1, maxItems: 12, description: 'event types to receive (default: the four of the hosted API)'
+  }))
 })
 
 export const WebhookParams = Type.Object({ webhook_id: ObjectId })

@@ -118,6 +118,6 @@ export async function handleDelivery (
 ): Promise<Outcome> {
   return await store.transaction(async (tx) => {
     if (deliveryId !== undefined && !await createConnectionsRepository(tx.db).firstDelivery(tx.db, connection.id, deliveryId)) return 'duplicate'
-    return await apply(createHostSync(tx.db), connection, event, payload)
+    return await apply(createHostSync(tx.db, store.events), connection, event, payload)
   })
 }

@@ -2,6 +2,7 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { Database } from '../schema.js'
 import { connectionsMigration } from './connections.js'
 import { deliveryLeasesMigration } from './delivery-leases.js'
+import { extensionsMigration } from './extensions.js'
 import { schemaMigration } from './schema.js'
 
 import type { Engine } from '../engine.js'
@@ -13,7 +14,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
   return {
     '001-schema': schemaMigration(engine),
     '002-delivery-leases': deliveryLeasesMigration(engine),
-    '003-connections': connectionsMigration(engine)
+    '003-connections': connectionsMigration(engine),
+    '004-extensions': extensionsMigration(engine)
   }
 }
 
