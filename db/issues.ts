@@ -1,6 +1,6 @@
 import type { Static } from '../schemas/common.js'
 import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
-import type { IssueData as IssueDataSchema, IssueEvent as IssueEventSchema } from '../schemas/issues.js'
+import type { IssueData as IssueDataSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
 import type { DomainEvents } from './domain-events.js'
 import { NotFound } from './errors.js'
 import { nowIso } from './ids.js'
@@ -12,6 +12,35 @@ import type { User } from './users.js'
 export type PipelineRef = Static<typeof PipelineRefSchema>
 export type IssueData = Static<typeof IssueDataSchema>
 export type IssueEvent = Static<typeof IssueEventSchema>
+export type PipelineDuration = Static<typeof PipelineDurationSchema>
+export type FeedEvent = IssueEvent & { issue_number: number }
+
+type EventRow = {
+  user_id: number | null,
+  type: IssueEvent['type'],
+  created_at: string,
+  from_estimate: number | null,
+  to_estimate: number | null,
+  from_pipeline: string | null,
+  to_pipeline: string | null,
+  workspace_id: string | null
+}
+
+function toEvent (row: EventRow): IssueEvent {
+  const event: IssueEvent = { type: row.type, created_at: row.created_at }
+  if (row.user_id !== null) event.user_id = Number(row.user_id)
+  if (row.from_estimate !== null) event.from_estimate = { value: row.from_estimate }
+  if (row.to_estimate !== null) event.to_estimate = { value: row.to_estimate }
+  if (row.from_pipeline !== null) event.from_pipeline = { name: row.from_pipeline }
+  if (row.to_pipeline !== null) event.to_pipeline = { name: row.to_pipeline }
+  if (row.workspace_id !== null) event.workspace_id = row.workspace_id
+  return event
+}
+
+const EVENT_COLUMNS = ['user_id', 'type', 'created_at', 'from_estimate', 'to_estimate', 'from_pipeline', 'to_pipeline', 'workspace_id'] as const
+
+/** A feed position: the commit order of an event's write, then its id. */
+export interface FeedCursor { version: number, id: number }
 
 /** Pipeline references of issues in every workspace holding them, oldest workspace first. */
 export async function pipelinesOf (db: Executor, issueIds: number[]): Promise<Map<number, PipelineRef[]>> {
@@ -61,16 +90,106 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       const rows = await db.selectFrom('issue_events')
         .select(['user_id', 'type', 'created_at', 'from_estimate', 'to_estimate', 'from_pipeline', 'to_pipeline', 'workspace_id'])
         .where('issue_id', '=', issue.id).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
-      return rows.map((row) => {
-        const event: IssueEvent = { type: row.type, created_at: row.created_at }
-        if (row.user_id !== null) event.user_id = Number(row.user_id)
-        if (row.from_estimate !== null) event.from_estimate = { value: row.from_estimate }
-        if (row.to_estimate !== null) event.to_estimate = { value: row.to_estimate }
-        if (row.from_pipeline !== null) event.from_pipeline = { name: row.from_pipeline }
-        if (row.to_pipeline !== null) event.to_pipeline = { name: row.to_pipeline }
-        if (row.workspace_id !== null) event.workspace_id = row.workspace_id
-        return event
-      })
+      return rows.map(toEvent)
+    },
+
+    /** Issue data of many issues at once, by number (unknown numbers are left out): a fixed number of queries. */
+    async dataOf (repoId: number, numbers: number[]): Promise<Map<number, IssueData>> {
+      const out = new Map<number, IssueData>()
+      if (numbers.length === 0) return out
+      const rows = await db.selectFrom('issues as i')
+        .leftJoin('placements as p', 'p.issue_id', 'i.id').leftJoin('pipelines as pl', 'pl.id', 'p.pipeline_id').leftJoin('workspaces as w', 'w.id', 'p.workspace_id')
+        .select(['i.id', 'i.number', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
+        .where('i.repo_id', '=', repoId).where('i.number', 'in', numbers).orderBy('i.number').orderBy('w.created_at').orderBy('w.seq').execute()
+      const ids = new Map<number, number>()
+      for (const row of rows) {
+        const number = Number(row.number)
+        let data = out.get(number)
+        if (data === undefined) {
+          data = { plus_ones: [], pipelines: [], is_epic: row.is_epic === 1, status: row.state }
+          if (row.estimate !== null) data.estimate = { value: row.estimate }
+          out.set(number, data)
+          ids.set(Number(row.id), number)
+        }
+        if (row.pipeline_id !== null) data.pipelines.push({ name: row.name!, pipeline_id: row.pipeline_id, workspace_id: row.workspace_id! })
+      }
+      for (const data of out.values()) if (data.pipelines.length > 0) data.pipeline = data.pipelines[0]
+      if (ids.size > 0) {
+        const plusOnes = await db.selectFrom('plus_ones').select(['issue_id', 'created_at']).where('issue_id', 'in', [...ids.keys()]).orderBy('created_at').orderBy('id').execute()
+        for (const row of plusOnes) out.get(ids.get(Number(row.issue_id))!)!.plus_ones.push({ created_at: row.created_at })
+      }
+      return out
+    },
+
+    /**
+     * Every issue event of the repository in commit order, after `cursor` (or since a time), a page
+     * at a time. Events carry the order their write committed in, so one committed late is still
+     * after every cursor handed out before it: a client that keeps the cursor misses none.
+     */
+    async feed (repoId: number, options: { cursor?: FeedCursor, since?: string, limit: number }): Promise<{ data: FeedEvent[], last?: FeedCursor }> {
+      let query = db.selectFrom('issue_events as e').innerJoin('issues as i', 'i.id', 'e.issue_id')
+        .select([...EVENT_COLUMNS.map((c) => `e.${c}` as const), 'e.id', 'e.version', 'i.number'])
+        .where('i.repo_id', '=', repoId).where('e.version', 'is not', null)
+      const cursor = options.cursor
+      if (cursor !== undefined) {
+        query = query.where((eb) => eb.or([eb('e.version', '>', cursor.version), eb.and([eb('e.version', '=', cursor.version), eb('e.id', '>', cursor.id)])]))
+      } else if (options.since !== undefined) {
+        query = query.where('e.created_at', '>=', new Date(options.since).toISOString())
+      }
+      const rows = await query.orderBy('e.version').orderBy('e.id').limit(options.limit).execute()
+      const last = rows.at(-1)
+      return {
+        data: rows.map((row) => ({ issue_number: Number(row.number), ...toEvent(row) })),
+        ...(last === undefined ? {} : { last: { version: Number(last.version), id: Number(last.id) } })
+      }
+    },
+
+    /** Numbers of the issues whose planning data changed at or after `since`. */
+    async changedSince (repoId: number, since: string): Promise<number[]> {
+      const rows = await db.selectFrom('issues').select('number').where('repo_id', '=', repoId)
+        .where('planning_changed_at', '>=', new Date(since).toISOString()).orderBy('number').execute()
+      return rows.map((r) => Number(r.number))
+    },
+
+    /**
+     * How long the issue stayed in each pipeline, per workspace, from its transfer events: a stay
+     * begins when it entered (or when the issue was created, for the pipeline it started in) and
+     * ends when it left (null: it is still there).
+     */
+    async pipelineDurations (repoId: number, number: number, now = Date.now()): Promise<PipelineDuration[]> {
+      const issue = await requireIssue(db, repoId, number)
+      const created = await db.selectFrom('issues').select('created_at').where('id', '=', issue.id).executeTakeFirstOrThrow()
+      const moves = await db.selectFrom('issue_events').select(['created_at', 'from_pipeline', 'to_pipeline', 'workspace_id'])
+        .where('issue_id', '=', issue.id).where('type', '=', 'transferIssue').where('workspace_id', 'is not', null).orderBy('created_at').orderBy('id').execute()
+      const pipelines = await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id'])
+        .where('workspace_id', 'in', [...new Set(moves.map((m) => m.workspace_id!)), '']).execute()
+      const idOf = (workspaceId: string, name: string) => pipelines.find((p) => p.workspace_id === workspaceId && p.name === name)?.id ?? null
+      const stayIn = (workspaceId: string, name: string, at: string): PipelineDuration =>
+        ({ workspace_id: workspaceId, pipeline_id: idOf(workspaceId, name), pipeline_name: name, seconds: 0, entered_at: at, left_at: null })
+      const stays: PipelineDuration[] = []
+      const open = new Map<string, PipelineDuration>()
+      const close = (workspaceId: string, at: string): void => {
+        const stay = open.get(workspaceId)
+        if (stay === undefined) return
+        stay.left_at = at
+        stay.seconds = (Date.parse(at) - Date.parse(stay.entered_at)) / 1000
+        open.delete(workspaceId)
+      }
+      for (const move of moves) {
+        const workspaceId = move.workspace_id!
+        if (!open.has(workspaceId) && move.from_pipeline !== null) {
+          // Before its first recorded move the issue sat, since it was created, in the pipeline it left.
+          const first = stayIn(workspaceId, move.from_pipeline, created.created_at)
+          stays.push(first)
+          open.set(workspaceId, first)
+        }
+        close(workspaceId, move.created_at)
+        const stay = stayIn(workspaceId, move.to_pipeline!, move.created_at)
+        stays.push(stay)
+        open.set(workspaceId, stay)
+      }
+      for (const stay of open.values()) stay.seconds = Math.max(0, (now - Date.parse(stay.entered_at)) / 1000)
+      return stays
     },
 
     /** Sets (a number) or clears (null) the estimate; records the event and announces it. */

@@ -8,6 +8,20 @@ export type Executor = Kysely<Database>
 const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1).returning('value'))
 const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_events').set({ version: p.version }).where('version', 'is', null))
 
+/** What to do once a transaction has committed (tell the webhook worker, say), by transaction. */
+const commitHooks = new WeakMap<object, Array<() => void>>()
+
+/** Runs `fn` after the transaction commits (at once when `db` is not a transaction); never on rollback. */
+export function afterCommit (db: Executor, fn: () => void): void {
+  if (!db.isTransaction) {
+    fn()
+    return
+  }
+  const hooks = commitHooks.get(db) ?? []
+  hooks.push(fn)
+  commitHooks.set(db, hooks)
+}
+
 /** Transactions that wrote issue events: those get the committing version stamped on them. */
 const wroteEvents = new WeakSet<object>()
 
@@ -26,7 +40,9 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
  */
 export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (db.isTransaction) return await fn(db)
-  return await db.transaction().execute(async (trx) => {
+  let committed: Executor | undefined
+  const value = await db.transaction().execute(async (trx) => {
+    committed = trx
     const result = await fn(trx)
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
@@ -34,6 +50,8 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
     if (wroteEvents.has(trx)) await stamp(trx, { version: Number(rows[0].value) })
     return result
   })
+  for (const hook of commitHooks.get(committed!) ?? []) hook()
+  return value
 }
 
 /** The change counter: it moves with every committed write, on any connection or instance. */

@@ -109,6 +109,25 @@ export function createWorkspacesRepository (db: Executor) {
       return rows.map((row) => ({ ...row, repositories: repos.get(row.id)! }))
     },
 
+    /** The workspaces holding any of these repositories, oldest first, with those repositories and all pipelines. */
+    async holdingAny (repoIds: number[]): Promise<WorkspaceWithPipelines[]> {
+      if (repoIds.length === 0) return []
+      const rows = await db.selectFrom('workspaces as w').select(['w.id', 'w.name', 'w.description'])
+        .where('w.id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('workspace_id').where('repo_id', 'in', repoIds))
+        .orderBy('w.created_at').orderBy('w.seq').execute()
+      const ids = rows.map((r) => r.id)
+      const repos = await repositoriesOf(ids)
+      const lanes = ids.length === 0
+        ? []
+        : await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('workspace_id', 'in', ids).orderBy('sort_order').execute()
+      const wanted = new Set(repoIds)
+      return rows.map((row) => ({
+        ...row,
+        repositories: repos.get(row.id)!.filter((id) => wanted.has(id)),
+        pipelines: lanes.filter((p) => p.workspace_id === row.id).map((p) => ({ id: p.id, name: p.name }))
+      }))
+    },
+
     /** The earliest created workspace holding the repository (what p1 operations act on). */
     async oldestFor (repoId: number): Promise<string | undefined> {
       return (await oldestQuery(db, { repoId })).rows[0]?.id

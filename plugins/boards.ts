@@ -2,7 +2,8 @@ import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import type { MovePosition } from '../db/boards.js'
-import { Board, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams } from '../schemas/boards.js'
+import { Board, BoardQuery, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams, WorkspaceSummary } from '../schemas/boards.js'
+import type { Board as BoardData } from '../db/boards.js'
 import { Type, EmptyBody, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
 
 /** `top`, `bottom` or a 0-based index given as a number or a numeric string. */
@@ -34,6 +35,18 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     return workspaceId
   }
 
+  /** `?pipeline_id=` (an extension): that pipeline only; 400 when the workspace has no such pipeline. */
+  const only = (board: BoardData, workspaceId: string, pipelineId?: string): BoardData => {
+    if (pipelineId === undefined) return board
+    const pipeline = board.pipelines.find((p) => p.id === pipelineId)
+    if (pipeline === undefined) throw httpErrors.badRequest(`querystring/pipeline_id ${pipelineId} is not a pipeline of workspace ${workspaceId}`)
+    return { pipelines: [pipeline] }
+  }
+
+  fastify.get('/p2/workspaces', {
+    schema: { tags: [...tags, 'extensions'], summary: 'Workspaces holding a repository you can read, with those repositories and their pipelines (extension)', response: { 200: Type.Array(WorkspaceSummary), ...errorResponses } }
+  }, async (request) => await workspaces.holdingAny([...await fastify.planningAuth.readable(request)]))
+
   fastify.get('/p2/repositories/:repo_id/workspaces', {
     schema: { tags, summary: 'Workspaces holding the repository, oldest first', params: RepoParams, response: { 200: Type.Array(Workspace), ...errorResponses } }
   }, async (request) => {
@@ -43,18 +56,19 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
   })
 
   fastify.get('/p2/workspaces/:workspace_id/repositories/:repo_id/board', {
-    schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, response: { 200: Board, ...errorResponses } }
+    schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, querystring: BoardQuery, response: { 200: Board, ...errorResponses } }
   }, async (request) => {
     await requireAccess(request, request.params.repo_id, 'read')
     const workspaceId = await workspaceHolding(request.params.workspace_id, request.params.repo_id)
-    return await board.board(workspaceId, request.params.repo_id, await fastify.planningVersion(request))
+    return only(await board.board(workspaceId, request.params.repo_id, await fastify.planningVersion(request)), workspaceId, request.query.pipeline_id)
   })
 
   fastify.get('/p1/repositories/:repo_id/board', {
-    schema: { tags, summary: 'Board of the oldest workspace holding the repository', params: RepoParams, response: { 200: Board, ...errorResponses } }
+    schema: { tags, summary: 'Board of the oldest workspace holding the repository', params: RepoParams, querystring: BoardQuery, response: { 200: Board, ...errorResponses } }
   }, async (request) => {
     await requireAccess(request, request.params.repo_id, 'read')
-    return await board.board(await oldestWorkspace(request.params.repo_id), request.params.repo_id, await fastify.planningVersion(request))
+    const workspaceId = await oldestWorkspace(request.params.repo_id)
+    return only(await board.board(workspaceId, request.params.repo_id, await fastify.planningVersion(request)), workspaceId, request.query.pipeline_id)
   })
 
   fastify.post('/p2/workspaces/:workspace_id/repositories/:repo_id/issues/:issue_number/moves', {

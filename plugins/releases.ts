@@ -91,7 +91,8 @@ const releases: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { tags, summary: 'Add and remove issues of a release report', params: ReleaseParams, body: UpdateReleaseIssuesBody, response: { 200: UpdateReleaseIssuesReply, ...errorResponses } }
   }, async (request) => {
     await reportAccess(request, request.params.release_id, 'write')
-    return await repo.updateIssues(request.params.release_id, request.body.add_issues, request.body.remove_issues, await readable(request), request.planningUser!)
+    const { add_issues: add, remove_issues: remove } = request.body
+    return await repo.updateIssues(request.params.release_id, add, remove, await readable(request), request.planningUser!)
   })
 }
 

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { isIP } from 'node:net'
+import { afterCommit } from '../db/transaction.js'
 import { createWebhooksRepository, enqueueDeliveries, type Webhook } from '../db/webhooks.js'
 import { refusal } from '../delivery/address-policy.js'
 import { formEncode, webhookPayload } from '../delivery/payload.js'
@@ -31,7 +32,7 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
 
   // Deliveries are written in the change's own transaction; the worker is told once it commits.
   const unsubscribe = fastify.planningEvents.subscribe(async (trx, event) => {
-    if (await enqueueDeliveries(trx, event.repo.id, event.type, formEncode(webhookPayload(event))) > 0) setImmediate(() => worker.poke())
+    if (await enqueueDeliveries(trx, event.repo.id, event.type, formEncode(webhookPayload(event))) > 0) afterCommit(trx, () => worker.poke())
   }, async (trx, type, repoId) => await createWebhooksRepository(trx).hasWebhooks(repoId, type))
 
   if (opts.worker !== false) fastify.addHook('onReady', async () => worker.start())
@@ -70,7 +71,8 @@ const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastif
   }, async (request, reply) => {
     await requireAccess(request, request.params.repo_id, 'admin')
     const url = checkUrl(request.body.url)
-    return reply.status(201).send(await outbox.create(request.params.repo_id, url, request.body.description ?? null, request.body.secret ?? null, request.body.events))
+    const { description, secret, events } = request.body
+    return reply.status(201).send(await outbox.create(request.params.repo_id, url, description ?? null, secret ?? null, events))
   })
 
   fastify.get('/p1/repositories/:repo_id/webhooks', {

@@ -31,3 +31,15 @@ export const MoveBody = Type.Object({
     description: '"top", "bottom" or a 0-based index (a number or a numeric string)'
   })
 })
+
+export const BoardQuery = Type.Object({
+  pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' }))
+})
+
+export const WorkspaceSummary = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  repositories: Type.Array(Type.Integer()),
+  pipelines: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }))
+})

@@ -27,3 +27,38 @@ export const EstimateBody = Type.Object({
 })
 
 export const EstimateReply = Type.Object({ estimate: Type.Union([Type.Number(), Type.Null()]) })
+
+// Extensions beyond the hosted API (README, "Extensions beyond the hosted API").
+
+export const BulkIssuesQuery = Type.Object({
+  issue_numbers: Type.String({ pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$', maxLength: 2000, description: 'comma-separated issue numbers, at most 100, e.g. 1,2,3' })
+})
+export const BulkIssue = Type.Intersect([Type.Object({ issue_number: Type.Integer() }), IssueData])
+
+const Since = Type.String({ format: 'date-time', description: 'ISO 8601, e.g. 2026-11-01T00:00:00Z' })
+
+export const EventsQuery = Type.Object({
+  since: Type.Optional(Since),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' }))
+})
+export const FeedEvent = Type.Intersect([Type.Object({ issue_number: Type.Integer() }), IssueEvent])
+export const EventsPage = Type.Object({
+  data: Type.Array(FeedEvent),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for what comes after this page (also to poll); null when there are no events yet' })
+})
+
+export const ChangedQuery = Type.Object({ since: Since })
+export const ChangedReply = Type.Object({
+  issue_numbers: Type.Array(Type.Integer()),
+  as_of: Type.String({ description: 'the server time of this answer: pass it as since next time' })
+})
+
+export const PipelineDuration = Type.Object({
+  workspace_id: Type.String(),
+  pipeline_id: Type.Union([Type.String(), Type.Null()], { description: 'null when the pipeline no longer exists' }),
+  pipeline_name: Type.String(),
+  seconds: Type.Number(),
+  entered_at: Type.String(),
+  left_at: Type.Union([Type.String(), Type.Null()])
+})

@@ -33,6 +33,18 @@ export class MigrationError extends Error {}
  * that has run a migration this server does not know is newer than this server: refused.
  */
 export async function migrate (db: Kysely<Database>, engine: Engine, schema?: string): Promise<string[]> {
+  // Reading the catalog can fail while another process drops a schema (tests do, between runs of
+  // their own): that is no reason to fail, so look again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(db, engine, schema)
+    } catch (err) {
+      if ((err as { code?: string }).code !== '3F000' || attempt >= 5) throw err
+    }
+  }
+}
+
+async function migrateOnce (db: Kysely<Database>, engine: Engine, schema?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new Provider(engine), ...(schema === undefined ? {} : { migrationTableSchema: schema }) })
   const known = Object.keys(migrations(engine))
   const applied = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
