@@ -43,6 +43,7 @@ export async function start (extra: Partial<BuildOptions> = {}): Promise<void> {
     await app.close()
   })
   await app.listen({ host: config.host, port: config.port })
+  app.log.info({ node: process.version }, `running on Node ${process.version}`)
 }
 
 // Started directly (`node dist/server.js`), not imported; the single executable calls start() itself.

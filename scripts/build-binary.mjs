@@ -1,6 +1,8 @@
 // Builds one executable file (Node's single executable application support): the server bundled
-// by esbuild into one CommonJS file, injected with postject into a copy of this Node binary,
-// with the better-sqlite3 addon and the demo fixture as embedded assets.
+// by esbuild into one CommonJS file, injected with postject into a copy of a Node binary, with the
+// better-sqlite3 addon built for that Node and the demo fixture as embedded assets. The Node is the
+// newest supported LTS (scripts/runtimes.json, fetched from the registry) unless SEA_NODE names one.
+import { addonFor, fetchRuntime } from './node-runtime.mjs'
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -30,20 +32,24 @@ await build({
   logLevel: 'warning'
 })
 
+const runtimes = JSON.parse(readFileSync(new URL('./runtimes.json', import.meta.url), 'utf8'))
+const seaNode = process.env.SEA_NODE ?? join(fetchRuntime(runtimes['24']), 'bin', 'node')
+const seaVersion = execFileSync(seaNode, ['--version']).toString().trim().replace(/^v/, '')
 const require = createRequire(import.meta.url)
-const addon = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
+const installed = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
+const addon = seaVersion === process.versions.node ? installed : addonFor(seaVersion)
 writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
   main: join(out, 'main.cjs'),
   output: join(out, 'sea-prep.blob'),
   disableExperimentalSEAWarning: true,
   assets: { 'better_sqlite3.node': addon, 'demo.json': 'fixtures/demo.json' }
 }))
-execFileSync(process.execPath, ['--experimental-sea-config', join(out, 'sea-config.json')], { stdio: 'inherit' })
+execFileSync(seaNode, ['--experimental-sea-config', join(out, 'sea-config.json')], { stdio: 'inherit' })
 
-copyFileSync(process.execPath, binary)
+copyFileSync(seaNode, binary)
 chmodSync(binary, 0o755)
 await inject(binary, 'NODE_SEA_BLOB', readFileSync(join(out, 'sea-prep.blob')), {
   sentinelFuse: 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
   machoSegmentName: process.platform === 'darwin' ? 'NODE_SEA' : undefined
 })
-console.log(`built ${binary} (${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB)`)
+console.log(`built ${binary} on Node ${seaVersion} (${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB)`)

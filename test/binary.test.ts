@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { copyFileSync, readdirSync, statSync } from 'node:fs'
+import { copyFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -38,5 +38,8 @@ t.test('the single executable runs alone: demo board, clean stop on SIGTERM', { 
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit')
   t.equal(code, 0, 'clean exit')
+  const runtimes = JSON.parse(readFileSync(join(root, 'scripts', 'runtimes.json'), 'utf8')) as Record<string, string>
+  const expected = process.env.SEA_NODE === undefined ? `v${runtimes['24']}` : execFileSync(process.env.SEA_NODE, ['--version']).toString().trim()
+  t.match(out, `running on Node ${expected}`, `the binary runs on ${expected}`)
   t.equal(err, '', 'nothing on stderr')
 })

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the test suite (SQLite) on another Node.js runtime, fetched from the registry's official
+# builds, with better-sqlite3 built for it; the installed addon is put back afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version="$1"
+if ! runtime=$(node scripts/node-runtime.mjs fetch "$version" 2>/tmp/runtime-fetch.err); then
+  echo "# skipped: the suite on Node $version ($(head -1 /tmp/runtime-fetch.err))"
+  exit 0
+fi
+addon=$(node scripts/node-runtime.mjs addon "$version")
+installed=node_modules/better-sqlite3/build/Release/better_sqlite3.node
+cp "$installed" .cache/addon/installed.node
+trap 'cp .cache/addon/installed.node "$installed"' EXIT
+cp "$addon" "$installed"
+echo "# the whole suite on Node $("$runtime/bin/node" --version) (SQLite)"
+PATH="$runtime/bin:$PATH" npm test
