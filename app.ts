@@ -1,3 +1,4 @@
+import cors from '@fastify/cors'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { STATUS_CODES, type ServerOptions } from 'node:http'
@@ -12,6 +13,8 @@ import dependenciesPlugin from './plugins/dependencies.js'
 import documentationPlugin from './plugins/core/documentation.js'
 import domainEventsPlugin from './plugins/core/domain-events.js'
 import epicsPlugin from './plugins/epics.js'
+import healthPlugin from './plugins/core/health.js'
+import metricsPlugin from './plugins/core/metrics.js'
 import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/core/errors.js'
 import integrationsPlugin from './plugins/integrations.js'
 import issuesPlugin from './plugins/issues.js'
@@ -39,6 +42,10 @@ export interface PlanningCoreOptions {
   redisUrl?: string
   /** prefix of Redis keys and channels (default `planning:`) */
   redisPrefix?: string
+  /** origins browsers may call the API from (`['*']`: any); none: no CORS headers */
+  corsOrigins?: string[]
+  /** opens Prometheus metrics at /metrics to `Authorization: Bearer <metricsToken>` */
+  metricsToken?: string
   /** fixture loaded into an empty database */
   seedFile?: string
   /** load the bundled demo into an empty database (default false here; the server turns it on) */
@@ -62,6 +69,8 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
   chat?: ChatPluginOptions
   /** serve the OpenAPI document and Swagger UI under /documentation (default true; `'json'`: the document only) */
   documentation?: boolean | 'json'
+  /** a folder holding Swagger UI's static files (the single executable unpacks its own) */
+  documentationFiles?: string
 }
 
 /**
@@ -71,11 +80,22 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
  * `app.register(async (scope) => { await scope.register(planningCore, { database }); await scope.register(boardsPlugin) }, { prefix })`.
  */
 export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
+  if (opts.corsOrigins !== undefined && opts.corsOrigins.length > 0) {
+    // Preflights are answered before authentication; browsers may read the rate-limit headers.
+    await fastify.register(cors, {
+      origin: opts.corsOrigins.includes('*') ? true : opts.corsOrigins,
+      methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: ['X-Authentication-Token', 'Authorization', 'Content-Type', 'If-None-Match'],
+      exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Used', 'X-RateLimit-Reset', 'Retry-After', 'Link', 'ETag'],
+      maxAge: 600
+    })
+  }
   await fastify.register(domainEventsPlugin)
   await fastify.register(databasePlugin, {
     database: opts.database, databaseUrl: opts.databaseUrl, databasePoolMax: opts.databasePoolMax, databaseSchema: opts.databaseSchema
   })
   await fastify.register(redisPlugin, { redisUrl: opts.redisUrl, redisPrefix: opts.redisPrefix })
+  await fastify.register(metricsPlugin, { token: opts.metricsToken })
   if (opts.databaseUrl !== undefined && opts.redisUrl === undefined) {
     fastify.log.warn('PostgreSQL without REDIS_URL: rate limits and the chat live feed are per instance; set REDIS_URL when running several')
   }
@@ -94,7 +114,8 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
  */
 export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastify, opts) => {
   await fastify.register(planningCore, opts)
-  if (opts.documentation !== false) await fastify.register(documentationPlugin, { ui: opts.documentation !== 'json' })
+  if (opts.documentation !== false) await fastify.register(documentationPlugin, { ui: opts.documentation !== 'json', uiFiles: opts.documentationFiles })
+  await fastify.register(healthPlugin)
   const wanted = new Set<Domain>(opts.domains ?? DOMAINS)
   if (wanted.has('issues')) await fastify.register(issuesPlugin)
   if (wanted.has('boards')) await fastify.register(boardsPlugin)
@@ -210,7 +231,8 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 
 export {
   adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
-  epicsPlugin, errorsPlugin, integrationsPlugin, issuesPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, releasesPlugin, seedPlugin, webhooksPlugin
+  epicsPlugin, errorsPlugin, healthPlugin, integrationsPlugin, issuesPlugin, metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin,
+  releasesPlugin, seedPlugin, webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/migrations/index.js'

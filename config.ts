@@ -22,7 +22,9 @@ export const EnvSchema = Type.Object({
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 30000 }),
   HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 10000 }),
-  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 5000 })
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 5000 }),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  CORS_ORIGINS: Type.Optional(Type.String({ pattern: '^(\\*|https?://[^,\\s]+)(,\\s*https?://[^,\\s]+)*$' }))
 })
 
 export type Env = Static<typeof EnvSchema>
@@ -47,6 +49,10 @@ export interface ServerConfig {
   webhookMaxAttempts: number
   webhookAllowPrivate: boolean
   limits: SocketLimits
+  /** origins allowed by CORS (`*` for any); none: CORS off */
+  corsOrigins?: string[]
+  /** opens /metrics (Bearer); none: no metrics endpoint */
+  metricsToken?: string
 }
 
 /** Socket limits of the HTTP server (README, "Security"). */
@@ -70,9 +76,15 @@ export class ConfigError extends Error {}
 export function loadConfig (env: Record<string, string | undefined> = process.env): ServerConfig {
   let parsed: Env
   try {
-    parsed = envSchema<Env>({ schema: EnvSchema, data: pickKnown(env), dotenv: false })
+    parsed = envSchema<Env>({ schema: EnvSchema, data: pickKnown(env), dotenv: false, env: false })
   } catch (err) {
-    const message = (err as Error).message.replace(/env\/?/g, '').replace(/^\s*/, '')
+    let message = (err as Error).message.replace(/env\/?/g, '').replace(/^\s*/, '')
+    // Name the values an enumerated variable takes (LOG_LEVEL).
+    for (const [name, property] of Object.entries(EnvSchema.properties) as Array<[string, { enum?: string[] }]>) {
+      if (property.enum !== undefined && message.includes(`${name} must be equal to one of the allowed values`)) {
+        message = message.replace(`${name} must be equal to one of the allowed values`, `${name} must be one of ${property.enum.join(', ')}`)
+      }
+    }
     throw new ConfigError(`invalid configuration: ${message}`)
   }
   if (parsed.HEADERS_TIMEOUT_MS > parsed.REQUEST_TIMEOUT_MS) {
@@ -95,6 +107,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     webhookTimeoutMs: parsed.WEBHOOK_TIMEOUT_MS,
     webhookMaxAttempts: parsed.WEBHOOK_MAX_ATTEMPTS,
     webhookAllowPrivate: parsed.WEBHOOK_ALLOW_PRIVATE,
+    corsOrigins: parsed.CORS_ORIGINS?.split(',').map((o) => o.trim()),
+    metricsToken: parsed.METRICS_TOKEN,
     limits: {
       maxConnections: parsed.MAX_CONNECTIONS,
       requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,

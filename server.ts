@@ -16,6 +16,8 @@ export async function createServer (config: ServerConfig, extra: Partial<BuildOp
     webhooks: { timeoutMs: config.webhookTimeoutMs, maxAttempts: config.webhookMaxAttempts, allowPrivate: config.webhookAllowPrivate },
     basePath: config.basePath,
     limits: config.limits,
+    corsOrigins: config.corsOrigins,
+    metricsToken: config.metricsToken,
     publicUrl: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}${config.basePath}`,
     logLevel: config.logLevel,
     prettyLogs: process.stdout.isTTY,
@@ -44,13 +46,18 @@ export async function start (extra: Partial<BuildOptions> = {}): Promise<void> {
   })
   await app.listen({ host: config.host, port: config.port })
   app.log.info({ node: process.version }, `running on Node ${process.version}`)
+  const publicUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.server.address() as { port: number }).port}${config.basePath}`
+  app.log.info(`API documentation: ${publicUrl}/documentation`)
 }
 
 // Started directly (`node dist/server.js`), not imported; the single executable calls start() itself.
 const entry = process.argv[1]
 if (typeof import.meta.url === 'string' && entry !== undefined && import.meta.url === new URL(`file://${entry}`).href) {
-  start().catch((err) => {
-    console.error(err)
+  // One clear line for what stops the start (a missing SEED_FILE, a database that does not answer);
+  // LOG_LEVEL=debug shows the stack too.
+  start().catch((err: Error) => {
+    console.error(`the planning API server did not start: ${err.message}`)
+    if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') console.error(err.stack)
     process.exit(1)
   })
 }

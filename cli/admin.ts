@@ -29,6 +29,11 @@ const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE
   connections                                 list issue-host connections
   disconnect <connection_id>                  remove a connection (its repositories stay)
   import-repo <connection_id> <owner/name>    import a repository from the host, showing progress
+  repositories | workspaces                   list them
+  permissions|issues|milestones <repo_id>     a repository's permissions, issues or milestones
+  revoke-token <login>                        the token stops working, no new one is made
+  delete-user <login>                         the user goes, with their token and permissions
+  delete-repo <repo_id>                       the repository goes, with everything planned on it
 `
 
 function positive (value: string | undefined, what: string): number {
@@ -112,6 +117,14 @@ export async function runAdminCommand (databasePath: string, argv: string[], pro
       }
       case 'connections': return (await createConnectionsRepository(store.db).list()).map(({ secret: _s, token, ...c }) => ({ ...c, has_token: token !== null }))
       case 'disconnect': return await createConnectionsRepository(store.db).remove(need(args[0], 'connection id')).then(() => ({ removed: args[0] }))
+      case 'repositories': return await admin.listRepositories()
+      case 'workspaces': return await admin.workspaces()
+      case 'permissions': return await admin.permissions(positive(args[0], 'repo_id'))
+      case 'issues': return await admin.issues(positive(args[0], 'repo_id'))
+      case 'milestones': return await admin.milestones(positive(args[0], 'repo_id'))
+      case 'revoke-token': return await admin.revokeToken(need(args[0], 'login')).then(() => ({ revoked: args[0] }))
+      case 'delete-user': return await admin.deleteUser(need(args[0], 'login')).then(() => ({ deleted: args[0] }))
+      case 'delete-repo': return await admin.deleteRepository(positive(args[0], 'repo_id')).then(() => ({ deleted: Number(args[0]) }))
       case 'import-repo': return await importNow(store, need(args[0], 'connection id'), need(args[1], 'owner/name'), progress)
       default: throw new Error(`unknown command '${command}'\n\n${USAGE}`)
     }

@@ -82,6 +82,24 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
     byId,
     requireRepository,
 
+    /** The repository's issues, by number. */
+    async issues (repoId: number): Promise<IssueRow[]> {
+      await requireRepository(repoId)
+      return await db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', repoId).orderBy('number').execute()
+    },
+
+    async milestones (repoId: number): Promise<Array<Milestone & { start_date: string | null }>> {
+      await requireRepository(repoId)
+      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'start_date']).where('repo_id', '=', repoId).orderBy('number').execute()
+      return rows.map((m) => ({ ...m, repo_id: Number(m.repo_id), number: Number(m.number) }))
+    },
+
+    /** The repository and everything planned on it (issues, placements, epics, webhooks…). */
+    async remove (repoId: number): Promise<void> {
+      await requireRepository(repoId)
+      await db.deleteFrom('repositories').where('id', '=', repoId).execute()
+    },
+
     /** Whether the database holds no user and no repository yet (start-up seeding fills it then). */
     async isEmpty (): Promise<boolean> {
       const user = await db.selectFrom('users').select('id').limit(1).executeTakeFirst()

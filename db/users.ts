@@ -107,6 +107,24 @@ export function createUsersRepository (db: Executor) {
       return new Set(rows.map((r) => Number(r.repo_id)))
     },
 
+    /** Everyone with access to the repository, by login, with the permission's name. */
+    async permissionsOn (repoId: number): Promise<Array<{ login: string, permission: PermissionName }>> {
+      const rows = await db.selectFrom('permissions as p').innerJoin('users as u', 'u.id', 'p.user_id')
+        .select(['u.login', 'p.level']).where('p.repo_id', '=', repoId).orderBy('u.login').execute()
+      const names: PermissionName[] = ['none', 'read', 'write', 'admin']
+      return rows.map((r) => ({ login: r.login, permission: names[r.level] }))
+    },
+
+    /** The token stops working; no new one is made. */
+    async revokeToken (userId: number): Promise<void> {
+      await db.updateTable('users').set({ token_hash: null }).where('id', '=', userId).execute()
+    },
+
+    /** The user, their token and permissions go; their events stay, without a user. */
+    async remove (userId: number): Promise<void> {
+      await db.deleteFrom('users').where('id', '=', userId).execute()
+    },
+
     async setPermission (userId: number, repoId: number, permission: PermissionName): Promise<void> {
       const level = LEVELS[permission]
       if (level === 0) {

@@ -101,6 +101,12 @@ export function createWorkspacesRepository (db: Executor) {
     pipeline,
     holds,
 
+    /** Every workspace, oldest first, with its repositories and pipelines. */
+    async list (): Promise<WorkspaceWithPipelines[]> {
+      const rows = await db.selectFrom('workspaces').select('id').orderBy('created_at').orderBy('seq').execute()
+      return await Promise.all(rows.map(async (r) => await withPipelines(r.id)))
+    },
+
     /** Workspaces holding the repository, oldest first. */
     async forRepository (repoId: number): Promise<WorkspaceData[]> {
       const rows = await db.selectFrom('workspaces as w').innerJoin('workspace_repositories as wr', 'wr.workspace_id', 'w.id')

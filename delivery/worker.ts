@@ -53,7 +53,9 @@ export class DeliveryWorker {
   constructor (
     private readonly outbox: WebhooksRepository,
     private readonly options: DeliveryOptions,
-    private readonly log: FastifyBaseLogger
+    private readonly log: FastifyBaseLogger,
+    /** told each attempt's outcome and duration (metrics) */
+    private readonly observe: (outcome: 'delivered' | 'retry' | 'failed', seconds: number) => void = () => {}
   ) {}
 
   /** How long a claimed attempt is ours: the attempt's timeout and a margin for the bookkeeping. */
@@ -143,7 +145,9 @@ export class DeliveryWorker {
   }
 
   private async attempt (delivery: PendingDelivery, stop: AbortSignal): Promise<void> {
+    const started = performance.now()
     const outcome = await this.post(delivery, stop)
+    const seconds = (performance.now() - started) / 1000
     if (this.stopped && stop.aborted) {
       await this.outbox.release(delivery.seq)
       return
@@ -151,16 +155,19 @@ export class DeliveryWorker {
     const attempts = delivery.attempts + 1
     if (outcome.ok) {
       await this.outbox.markDelivered(delivery.seq, attempts, outcome.status)
+      this.observe('delivered', seconds)
       return
     }
     if (outcome.permanent || attempts >= this.options.maxAttempts) {
       await this.outbox.markFailed(delivery.seq, attempts, outcome.status, outcome.error)
+      this.observe('failed', seconds)
       this.log.warn({ delivery: delivery.id, webhook: delivery.webhook_id, attempts, status: outcome.status, error: outcome.error }, 'webhook delivery failed')
       return
     }
     const backoff = Math.min(this.options.retryMaxMs, this.options.retryBaseMs * 2 ** (attempts - 1))
     const jittered = Math.round(backoff * (0.75 + Math.random() * 0.5))
     await this.outbox.markRetry(delivery.seq, attempts, outcome.status, outcome.error, Date.now() + jittered)
+    this.observe('retry', seconds)
   }
 
   private async post (delivery: PendingDelivery, stop: AbortSignal): Promise<Outcome> {

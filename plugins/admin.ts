@@ -9,7 +9,7 @@ import {
   CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams,
   PermissionBody, PermissionParams, PermissionReply, TokenReply, UpdateIssueBody, UpdateWorkspaceBody, WorkspaceParams
 } from '../schemas/admin.js'
-import { Type, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
+import { Type, EmptyBody, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
 
 export interface AdminPluginOptions {
   /** `Authorization: Bearer <adminToken>` opens the admin API */
@@ -39,50 +39,85 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   }, async (request) => await admin.importFixture(request.body))
 
   fastify.get('/users', {
-    schema: { tags, response: { 200: Type.Array(AdminUser), ...errors } }
+    schema: { tags, summary: 'Users', response: { 200: Type.Array(AdminUser), ...errors } }
   }, async () => await admin.listUsers())
 
   fastify.post('/users', {
-    schema: { tags, body: CreateUserBody, response: { 201: AdminUser, ...errors } }
+    schema: { tags, summary: 'Create a user (no token until one is made)', body: CreateUserBody, response: { 201: AdminUser, ...errors } }
   }, async (request, reply) => reply.status(201).send(await admin.createUser(request.body.login, request.body.id)))
 
   fastify.post('/users/:login/token', {
     schema: { tags, summary: 'Make a new token (the old one stops working)', params: LoginParams, response: { 200: TokenReply, ...errors } }
   }, async (request) => ({ token: await admin.regenerateToken(request.params.login) }))
 
+  fastify.delete('/users/:login', {
+    schema: { tags, summary: 'Delete a user (their token stops working; their events stay)', params: LoginParams, response: { 204: EmptyBody, ...errors } }
+  }, async (request, reply) => {
+    await admin.deleteUser(request.params.login)
+    return await reply.status(204).send(undefined)
+  })
+
+  fastify.delete('/users/:login/token', {
+    schema: { tags, summary: 'Revoke a user\'s token without making a new one', params: LoginParams, response: { 204: EmptyBody, ...errors } }
+  }, async (request, reply) => {
+    await admin.revokeToken(request.params.login)
+    return await reply.status(204).send(undefined)
+  })
+
+  fastify.get('/repositories/:repo_id/permissions', {
+    schema: { tags, summary: 'Who has access to the repository', params: RepoParams, response: { 200: Type.Array(Type.Object({ login: Type.String(), permission: Type.String() })), ...errors } }
+  }, async (request) => await admin.permissions(request.params.repo_id))
+
+  fastify.get('/repositories/:repo_id/issues', {
+    schema: { tags, summary: 'The repository\'s issues', params: RepoParams, response: { 200: Type.Array(AdminIssue), ...errors } }
+  }, async (request) => await admin.issues(request.params.repo_id))
+
+  fastify.get('/repositories/:repo_id/milestones', {
+    schema: { tags, summary: 'The repository\'s milestones', params: RepoParams, response: { 200: Type.Array(Type.Intersect([AdminMilestone, Type.Object({ start_date: Type.Union([Type.String(), Type.Null()]) })])), ...errors } }
+  }, async (request) => await admin.milestones(request.params.repo_id))
+
+  fastify.delete('/repositories/:repo_id', {
+    schema: { tags, summary: 'Delete a repository and everything planned on it', params: RepoParams, response: { 204: EmptyBody, ...errors } }
+  }, async (request, reply) => {
+    await admin.deleteRepository(request.params.repo_id)
+    return await reply.status(204).send(undefined)
+  })
+
+  fastify.get('/workspaces', {
+    schema: { tags, summary: 'Every workspace with its repositories and pipelines', response: { 200: Type.Array(AdminWorkspace), ...errors } }
+  }, async () => await admin.workspaces())
+
   fastify.get('/repositories', {
-    schema: { tags, response: { 200: Type.Array(AdminRepository), ...errors } }
+    schema: { tags, summary: 'Repositories', response: { 200: Type.Array(AdminRepository), ...errors } }
   }, async () => await admin.listRepositories())
 
   fastify.post('/repositories', {
-    schema: { tags, body: CreateRepositoryBody, response: { 201: AdminRepository, ...errors } }
+    schema: { tags, summary: 'Create a repository', body: CreateRepositoryBody, response: { 201: AdminRepository, ...errors } }
   }, async (request, reply) => reply.status(201).send(await admin.createRepository(request.body)))
 
   fastify.put('/repositories/:repo_id/permissions/:login', {
-    schema: { tags, params: PermissionParams, body: PermissionBody, response: { 200: PermissionReply, ...errors } }
+    schema: { tags, summary: 'Set a user\'s permission on a repository (none removes it)', params: PermissionParams, body: PermissionBody, response: { 200: PermissionReply, ...errors } }
   }, async (request) => await admin.setPermission(request.params.repo_id, request.params.login, request.body.permission as PermissionName))
 
   fastify.post('/repositories/:repo_id/issues', {
-    schema: { tags, params: RepoParams, body: CreateIssueBody, response: { 201: AdminIssue, ...errors } }
+    schema: { tags, summary: 'Create an issue (it lands in each workspace\'s first pipeline)', params: RepoParams, body: CreateIssueBody, response: { 201: AdminIssue, ...errors } }
   }, async (request, reply) => {
-    const issue = await admin.createIssue(request.params.repo_id, request.body)
-    return reply.status(201).send({ repo_id: issue.repo_id, number: issue.number, title: issue.title, state: issue.state })
+    return reply.status(201).send(await admin.createIssue(request.params.repo_id, request.body))
   })
 
   fastify.patch('/repositories/:repo_id/issues/:number', {
     schema: { tags, summary: 'Retitle, close or reopen an issue', params: IssueNumberParams, body: UpdateIssueBody, response: { 200: AdminIssue, ...errors } }
   }, async (request) => {
-    const issue = await admin.updateIssue(request.params.repo_id, request.params.number, request.body)
-    return { repo_id: issue.repo_id, number: issue.number, title: issue.title, state: issue.state }
+    return await admin.updateIssue(request.params.repo_id, request.params.number, request.body)
   })
 
   fastify.post('/repositories/:repo_id/milestones', {
-    schema: { tags, params: RepoParams, body: CreateMilestoneBody, response: { 201: AdminMilestone, ...errors } }
+    schema: { tags, summary: 'Create a milestone', params: RepoParams, body: CreateMilestoneBody, response: { 201: AdminMilestone, ...errors } }
   }, async (request, reply) => reply.status(201).send(
     await admin.createMilestone(request.params.repo_id, request.body.number, request.body.title)))
 
   fastify.post('/workspaces', {
-    schema: { tags, body: CreateWorkspaceBody, response: { 201: AdminWorkspace, ...errors } }
+    schema: { tags, summary: 'Create a workspace with its repositories and pipelines', body: CreateWorkspaceBody, response: { 201: AdminWorkspace, ...errors } }
   }, async (request, reply) => reply.status(201).send(await admin.createWorkspace(request.body)))
 
   fastify.patch('/workspaces/:workspace_id', {

@@ -27,7 +27,7 @@ export const DELIVERY_DEFAULTS: DeliveryOptions = {
 const webhooks: FastifyPluginAsyncTypebox<WebhooksPluginOptions> = async (fastify, opts) => {
   const options: DeliveryOptions = { ...DELIVERY_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) }
   const outbox = fastify.planningStore.webhooks
-  const worker = new DeliveryWorker(outbox, options, fastify.log)
+  const worker = new DeliveryWorker(outbox, options, fastify.log, (outcome, seconds) => fastify.planningMetrics?.webhookAttempt(outcome, seconds))
   const { requireAccess } = fastify.planningAuth
 
   // Deliveries are written in the change's own transaction; the worker is told once it commits.

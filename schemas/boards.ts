@@ -30,7 +30,7 @@ export const MoveBody = Type.Object({
   position: Type.Union([Type.String({ maxLength: 20 }), Type.Integer()], {
     description: '"top", "bottom" or a 0-based index (a number or a numeric string)'
   })
-})
+}, { examples: [{ pipeline_id: '5d0a7a9741fd098f6b7f58a3', position: 'top' }] })
 
 export const BoardQuery = Type.Object({
   pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' }))

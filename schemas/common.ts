@@ -32,12 +32,16 @@ export const IssueRef = Type.Object({
 })
 export type IssueRef = Static<typeof IssueRef>
 
-export const RepoParams = Type.Object({ repo_id: PositiveInt })
+// Examples from the demo data, so "Try it out" works on a fresh start.
+const RepoId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, examples: [103707262] })
+const IssueNumber = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, examples: [3] })
+
+export const RepoParams = Type.Object({ repo_id: RepoId })
 export const LoginParams = Type.Object({ login: Login })
 
 /** An issue's open/closed state, as the issue-hosting platforms have it. */
 export const IssueState = Type.Union([Type.Literal('open'), Type.Literal('closed')])
-export const IssueParams = Type.Object({ repo_id: PositiveInt, issue_number: PositiveInt })
+export const IssueParams = Type.Object({ repo_id: RepoId, issue_number: IssueNumber })
 
 /** Responses of the usual error statuses, for the route schemas. */
 export const errorResponses = {

@@ -24,7 +24,7 @@ export const EstimateBody = Type.Object({
   estimate: Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()], {
     description: 'a non-negative number; null clears the estimate'
   })
-})
+}, { examples: [{ estimate: 5 }] })
 
 export const EstimateReply = Type.Object({ estimate: Type.Union([Type.Number(), Type.Null()]) })
 

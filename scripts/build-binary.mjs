@@ -5,7 +5,7 @@
 import { addonFor, fetchRuntime } from './node-runtime.mjs'
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { inject } from 'postject'
@@ -38,11 +38,17 @@ const seaVersion = execFileSync(seaNode, ['--version']).toString().trim().replac
 const require = createRequire(import.meta.url)
 const installed = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
 const addon = seaVersion === process.versions.node ? installed : addonFor(seaVersion)
+// Swagger UI's static files travel inside too, so /documentation works from the binary.
+const swaggerUiDir = join(dirname(require.resolve('@fastify/swagger-ui/package.json')), 'static')
+const swaggerUiFiles = readdirSync(swaggerUiDir)
+const swaggerUiAssets = Object.fromEntries(swaggerUiFiles.map((name) => [`swagger-ui/${name}`, join(swaggerUiDir, name)]))
+writeFileSync(join(out, 'swagger-ui-files.json'), JSON.stringify(swaggerUiFiles))
+swaggerUiAssets['swagger-ui-files.json'] = join(out, 'swagger-ui-files.json')
 writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
   main: join(out, 'main.cjs'),
   output: join(out, 'sea-prep.blob'),
   disableExperimentalSEAWarning: true,
-  assets: { 'better_sqlite3.node': addon, 'demo.json': 'fixtures/demo.json' }
+  assets: { 'better_sqlite3.node': addon, 'demo.json': 'fixtures/demo.json', ...swaggerUiAssets }
 }))
 execFileSync(seaNode, ['--experimental-sea-config', join(out, 'sea-config.json')], { stdio: 'inherit' })
 

@@ -19,8 +19,15 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
+// Swagger UI's static files are served from a private folder of their own while the server runs.
+const ui = mkdtempSync(join(tmpdir(), 'planning-api-docs-'))
+for (const name of JSON.parse(getAsset('swagger-ui-files.json', 'utf8')) as string[]) {
+  writeFileSync(join(ui, name), Buffer.from(getAsset(`swagger-ui/${name}`)), { mode: 0o400 })
+}
+process.on('exit', () => rmSync(ui, { recursive: true, force: true }))
+
 // pino-pretty runs in a worker thread that loads it from node_modules: not in here, so JSON logs.
-start({ demoFixture: JSON.parse(getAsset('demo.json', 'utf8')), documentation: 'json', prettyLogs: false }).catch((err) => {
+start({ demoFixture: JSON.parse(getAsset('demo.json', 'utf8')), documentationFiles: ui, prettyLogs: false }).catch((err) => {
   console.error(err)
   process.exit(1)
 })

@@ -1,5 +1,5 @@
 import type { ChatRole } from '../db/chat.js'
-import type { Repository } from '../db/repositories.js'
+import type { IssueRow, Repository } from '../db/repositories.js'
 import type { PlanningStore } from '../db/store.js'
 import type { PermissionName, User } from '../db/users.js'
 import type { NewWorkspace, WorkspaceChange } from '../db/workspaces.js'
@@ -11,6 +11,8 @@ import { loadFixture } from './fixtures.js'
  */
 export function createAdminOperations (store: PlanningStore) {
   const tx = store.transaction
+  /** An issue as the admin API and the CLI show it. */
+  const issueShape = (i: IssueRow) => ({ repo_id: Number(i.repo_id), number: Number(i.number), title: i.title, state: i.state })
 
   return {
     importFixture: async (fixture: unknown) => await loadFixture(store, fixture),
@@ -19,6 +21,16 @@ export function createAdminOperations (store: PlanningStore) {
     regenerateToken: async (login: string): Promise<string> =>
       await tx(async (s) => await s.users.regenerateToken((await s.users.requireLogin(login)).id)),
     listRepositories: async () => await store.repositories.list(),
+    permissions: async (repoId: number) => {
+      await store.repositories.requireRepository(repoId)
+      return await store.users.permissionsOn(repoId)
+    },
+    issues: async (repoId: number) => (await store.repositories.issues(repoId)).map(issueShape),
+    milestones: async (repoId: number) => await store.repositories.milestones(repoId),
+    workspaces: async () => await store.workspaces.list(),
+    deleteUser: async (login: string) => await tx(async (s) => { await s.users.remove((await s.users.requireLogin(login)).id) }),
+    revokeToken: async (login: string) => await tx(async (s) => { await s.users.revokeToken((await s.users.requireLogin(login)).id) }),
+    deleteRepository: async (repoId: number) => await tx(async (s) => { await s.repositories.remove(repoId) }),
     createRepository: async (repo: Repository) => await tx(async (s) => await s.repositories.create(repo)),
     setPermission: async (repoId: number, login: string, permission: PermissionName) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)
@@ -27,11 +39,11 @@ export function createAdminOperations (store: PlanningStore) {
     }),
     createIssue: async (repoId: number, issue: { number: number, title: string, state?: 'open' | 'closed', author?: string }) => await tx(async (s) => {
       const authorId = issue.author === undefined ? undefined : (await s.users.requireLogin(issue.author)).id
-      return await s.repositories.createIssue(repoId, { ...issue, authorId })
+      return issueShape(await s.repositories.createIssue(repoId, { ...issue, authorId }))
     }),
     updateIssue: async (repoId: number, number: number, change: { title?: string, state?: 'open' | 'closed' }) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)
-      return await s.repositories.updateIssue(repoId, number, change)
+      return issueShape(await s.repositories.updateIssue(repoId, number, change))
     }),
     createMilestone: async (repoId: number, number: number, title: string) =>
       await tx(async (s) => await s.repositories.createMilestone(repoId, number, title)),

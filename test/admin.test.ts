@@ -102,3 +102,23 @@ t.test('milestones can be created once', async (t) => {
   t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/milestones`, payload: { number: 2, title: 'v2' } })).statusCode, 201)
   t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/milestones`, payload: { number: 2, title: 'v2' } })).statusCode, 409)
 })
+
+t.test('the fuller admin surface: permissions, issues, milestones, workspaces; revoke, delete', async (t) => {
+  const app = await build(t)
+  t.same((await app.admin({ url: `/admin/repositories/${REPO}/permissions` })).json(), [
+    { login: 'alice', permission: 'admin' }, { login: 'bob', permission: 'write' }, { login: 'carol', permission: 'read' }
+  ])
+  const issues = (await app.admin({ url: `/admin/repositories/${REPO}/issues` })).json()
+  t.same(issues[6], { repo_id: REPO, number: 7, title: 'Closed one', state: 'closed' })
+  t.match((await app.admin({ url: `/admin/repositories/${REPO}/milestones` })).json(), [{ repo_id: REPO, number: 1, title: 'v1.0', start_date: null }])
+  t.same((await app.admin({ url: '/admin/workspaces' })).json().map((w: { name: string }) => w.name), ['Engineering', 'Roadmap'])
+  t.equal((await app.admin({ url: '/admin/repositories/4444/issues' })).statusCode, 404)
+
+  t.equal((await app.admin({ method: 'DELETE', url: '/admin/users/carol/token' })).statusCode, 204)
+  t.equal((await app.as('carol', { url: `/p1/repositories/${REPO}/board` })).statusCode, 401, 'a revoked token stops working at once')
+  t.equal((await app.admin({ method: 'DELETE', url: '/admin/users/bob' })).statusCode, 204)
+  t.equal((await app.as('bob', { url: `/p1/repositories/${REPO}/board` })).statusCode, 401, 'a deleted user\'s token stops working')
+  t.equal((await app.admin({ method: 'DELETE', url: '/admin/users/bob' })).statusCode, 404)
+  t.equal((await app.admin({ method: 'DELETE', url: `/admin/repositories/${REPO}` })).statusCode, 204)
+  t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/board` })).statusCode, 404, 'the repository is gone')
+})

@@ -35,6 +35,10 @@ t.test('the single executable runs alone: demo board, clean stop on SIGTERM', { 
   const json = await board.json() as { pipelines: Array<{ issues: unknown[] }> }
   t.ok(json.pipelines.flatMap((p) => p.issues).length > 10, 'the embedded demo data')
   t.ok(readdirSync(join(dir, 'data')).includes('planning.db'), 'the embedded SQLite default')
+  const docs = await fetch(`${address}/documentation`)
+  t.equal(docs.status, 200, 'Swagger UI')
+  const css = /href="([^"]+swagger-ui\.css)"/.exec(await docs.text())?.[1]
+  t.equal((await fetch(new URL(css!, `${address}/documentation`))).status, 200, 'its static files are embedded')
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit')
   t.equal(code, 0, 'clean exit')

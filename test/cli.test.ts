@@ -28,3 +28,18 @@ t.test('the admin CLI works on the database file directly', async (t) => {
   await app.close()
   t.match(await run('reopen-issue', '42', '2'), { state: 'open' })
 })
+
+t.test('the CLI shows what the admin API shows', async (t) => {
+  const database = join(t.testdir({}), 'planning.db')
+  const run = async (...argv: string[]) => await runAdminCommand(database, argv)
+  await run('create-repo', '42', 'acme', 'cli')
+  t.same(await run('create-issue', '42', '1', 'First'), { repo_id: 42, number: 1, title: 'First', state: 'open' }, 'no internal columns (is_epic: 0)')
+  t.same(await run('issues', '42'), [{ repo_id: 42, number: 1, title: 'First', state: 'open' }])
+  await run('create-user', 'dan')
+  await run('grant', '42', 'dan', 'push')
+  t.same(await run('permissions', '42'), [{ login: 'dan', permission: 'write' }])
+  t.same(await run('revoke-token', 'dan'), { revoked: 'dan' })
+  t.same(await run('delete-repo', '42'), { deleted: 42 })
+  t.same(await run('repositories'), [])
+  t.same(await run('delete-user', 'dan'), { deleted: 'dan' })
+})

@@ -106,3 +106,37 @@ t.test('a bad variable stops the server with a message naming it', async (t) => 
   t.equal(code, 1)
   t.match(err, /invalid configuration: PORT must be integer/)
 })
+
+t.test('the OpenAPI document: every operation has a summary; admin routes take the admin token, probes none', async (t) => {
+  const app = await build(t, { documentation: true })
+  const doc = (await app.inject({ url: '/documentation/json' })).json() as {
+    paths: Record<string, Record<string, { summary?: string, security?: unknown[], tags?: string[] }>>
+    components: { securitySchemes: Record<string, { description?: string }> }
+  }
+  const missing = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.summary === undefined).map(([method]) => `${method} ${path}`))
+  t.same(missing, [], 'every operation has a summary')
+  t.same(doc.paths['/admin/users'].get.security, [{ admin: [] }], 'the admin API declares its Bearer scheme')
+  t.same(doc.paths['/health'].get.security, [], 'probes need no token')
+  for (const [name, scheme] of Object.entries(doc.components.securitySchemes)) t.ok(scheme.description, `${name} says where the token comes from`)
+})
+
+t.test('Swagger UI loads its files under BASE_PATH and under a host app\'s prefix', async (t) => {
+  for (const [options, base] of [[{ basePath: '/api' }, '/api'], [{}, '']] as const) {
+    const app = await build(t, { ...options, documentation: true })
+    for (const page of [`${base}/documentation`, `${base}/documentation/`]) {
+      const html = (await app.inject({ url: page })).body
+      const links = [...html.matchAll(/(?:href|src)="([^"]+\.(?:css|js))"/g)].map((m) => new URL(m[1], `http://x${page}`).pathname)
+      t.ok(links.length >= 4, `${page} links its files`)
+      for (const link of links) t.equal((await app.inject({ url: link })).statusCode, 200, `${page} → ${link}`)
+    }
+  }
+  const { default: Fastify } = await import('fastify')
+  const { planningApi } = await import('../app.js')
+  const host = Fastify()
+  await host.register(planningApi, { prefix: '/planning' })
+  t.teardown(() => host.close())
+  const html = (await host.inject({ url: '/planning/documentation' })).body
+  const css = /href="([^"]+swagger-ui\.css)"/.exec(html)![1]
+  t.equal(css, '/planning/documentation/static/swagger-ui.css')
+  t.equal((await host.inject({ url: css })).statusCode, 200)
+})

@@ -59,12 +59,22 @@ const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify,
     resumeLimit: opts.resumeLimit ?? { max: 5, windowMs: 10_000 }
   }, await fanOut(fastify, hub))
 
-  if (!fastify.hasDecorator('websocketServer')) await fastify.register(websocket, { options: { maxPayload: 64 * 1024 } })
+  if (!fastify.hasDecorator('websocketServer')) {
+    await fastify.register(websocket, {
+      options: { maxPayload: 64 * 1024 },
+      // On shutdown, clients are told why (1001 Going Away), not left with a bare close (1005).
+      preClose: function (this: FastifyInstance, done: () => void) {
+        for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down')
+        this.websocketServer.close(done)
+      }
+    })
+  }
 
   fastify.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.selfAuthenticated !== true) await fastify.planningAuth.requireUser(request)
   })
   fastify.addHook('onClose', async () => hub.closeAll(1001, 'server shutting down'))
+  if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.liveSockets.count = () => hub.size
 
   await fastify.register(messages, { chat })
   await fastify.register(commands, { chat })

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { WebSocket } from 'ws'
+import { ErrorBody } from '../../schemas/common.js'
 import { tags, type ChatContext } from './context.js'
 import { CLOSE_UNAUTHORIZED } from './hub.js'
 import { SendLimiter } from './send-limiter.js'
@@ -15,63 +16,73 @@ declare module 'fastify' {
 const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, { chat }) => {
   const { repo, hub, keepaliveMs, resumePage, resumeLimit } = chat
 
-  fastify.get('/ws', { websocket: true, config: { selfAuthenticated: true }, schema: { tags, summary: 'Live feed (WebSocket; token in access_token)' } }, async (socket: WebSocket, request) => {
-    const user = await fastify.planningAuth.user(request)
-    if (user === null) {
-      socket.close(CLOSE_UNAUTHORIZED, 'invalid or missing token')
-      return
-    }
-    const seq = await repo.latestSeq()
-    const member = (await repo.member(user.id))!
-    socket.send(JSON.stringify({ type: 'welcome', seq, keepalive_seconds: keepaliveMs / 1000, user: { id: member.id, login: member.login, role: member.role } }))
-    const client = hub.add(socket, seq)
-    const resumes = new SendLimiter(resumeLimit.max, resumeLimit.windowMs)
-    let alive = true
-    socket.on('pong', () => { alive = true })
-    const keepalive = setInterval(() => {
-      if (!alive) {
-        socket.terminate()
+  fastify.route({
+    method: 'GET',
+    url: '/ws',
+    config: { selfAuthenticated: true },
+    schema: { tags, summary: 'Live feed (WebSocket; token in access_token)', response: { 426: ErrorBody } },
+    // A plain GET (no Upgrade header) is told what this is, in the one error shape.
+    handler: async (_request, reply) => await reply.status(426).header('upgrade', 'websocket').send({
+      statusCode: 426, error: 'Upgrade Required', message: 'this is the chat live feed: connect with a WebSocket (Upgrade: websocket)'
+    }),
+    wsHandler: async (socket: WebSocket, request) => {
+      const user = await fastify.planningAuth.user(request)
+      if (user === null) {
+        socket.close(CLOSE_UNAUTHORIZED, 'invalid or missing token')
         return
       }
-      alive = false
-      socket.ping()
-    }, keepaliveMs)
-    socket.on('close', () => clearInterval(keepalive))
+      const seq = await repo.latestSeq()
+      const member = (await repo.member(user.id))!
+      socket.send(JSON.stringify({ type: 'welcome', seq, keepalive_seconds: keepaliveMs / 1000, user: { id: member.id, login: member.login, role: member.role } }))
+      const client = hub.add(socket, seq)
+      const resumes = new SendLimiter(resumeLimit.max, resumeLimit.windowMs)
+      let alive = true
+      socket.on('pong', () => { alive = true })
+      const keepalive = setInterval(() => {
+        if (!alive) {
+          socket.terminate()
+          return
+        }
+        alive = false
+        socket.ping()
+      }, keepaliveMs)
+      socket.on('close', () => clearInterval(keepalive))
 
-    const resume = async (afterSeq: number): Promise<void> => {
-      const wait = resumes.take(0)
-      if (wait > 0) {
-        socket.send(JSON.stringify({ type: 'error', message: `too many resume frames: at most ${resumeLimit.max} per ${resumeLimit.windowMs / 1000} s; retry in ${Math.ceil(wait / 1000)} s` }))
-        return
+      const resume = async (afterSeq: number): Promise<void> => {
+        const wait = resumes.take(0)
+        if (wait > 0) {
+          socket.send(JSON.stringify({ type: 'error', message: `too many resume frames: at most ${resumeLimit.max} per ${resumeLimit.windowMs / 1000} s; retry in ${Math.ceil(wait / 1000)} s` }))
+          return
+        }
+        // One page per resume frame: a client that is far behind asks again from where it got to.
+        const missed = await repo.eventsAfter(afterSeq, resumePage + 1)
+        if (missed === null) {
+          socket.send(JSON.stringify({ type: 'error', message: 'after_seq is older than the kept history; reload with GET /api/v1/messages' }))
+          return
+        }
+        const page = missed.slice(0, resumePage)
+        client.lastSeq = Math.min(client.lastSeq, afterSeq)
+        hub.deliver(client, page)
+        if (missed.length > page.length) socket.send(JSON.stringify({ type: 'resume_more', after_seq: page.at(-1)!.seq }))
       }
-      // One page per resume frame: a client that is far behind asks again from where it got to.
-      const missed = await repo.eventsAfter(afterSeq, resumePage + 1)
-      if (missed === null) {
-        socket.send(JSON.stringify({ type: 'error', message: 'after_seq is older than the kept history; reload with GET /api/v1/messages' }))
-        return
-      }
-      const page = missed.slice(0, resumePage)
-      client.lastSeq = Math.min(client.lastSeq, afterSeq)
-      hub.deliver(client, page)
-      if (missed.length > page.length) socket.send(JSON.stringify({ type: 'resume_more', after_seq: page.at(-1)!.seq }))
-    }
 
-    socket.on('message', (raw) => {
-      let frame: { type?: unknown, after_seq?: unknown }
-      try {
-        frame = JSON.parse(String(raw)) as typeof frame
-      } catch {
-        socket.send(JSON.stringify({ type: 'error', message: 'frames must be JSON' }))
-        return
-      }
-      if (frame.type === 'ping') {
-        socket.send(JSON.stringify({ type: 'pong', seq: client.lastSeq }))
-      } else if (frame.type === 'resume' && Number.isSafeInteger(frame.after_seq) && (frame.after_seq as number) >= 0) {
-        resume(frame.after_seq as number).catch((err) => request.log.error({ err }, 'chat resume failed'))
-      } else {
-        socket.send(JSON.stringify({ type: 'error', message: 'unknown frame; expected {"type": "resume", "after_seq": N} or {"type": "ping"}' }))
-      }
-    })
+      socket.on('message', (raw) => {
+        let frame: { type?: unknown, after_seq?: unknown }
+        try {
+          frame = JSON.parse(String(raw)) as typeof frame
+        } catch {
+          socket.send(JSON.stringify({ type: 'error', message: 'frames must be JSON' }))
+          return
+        }
+        if (frame.type === 'ping') {
+          socket.send(JSON.stringify({ type: 'pong', seq: client.lastSeq }))
+        } else if (frame.type === 'resume' && Number.isSafeInteger(frame.after_seq) && (frame.after_seq as number) >= 0) {
+          resume(frame.after_seq as number).catch((err) => request.log.error({ err }, 'chat resume failed'))
+        } else {
+          socket.send(JSON.stringify({ type: 'error', message: 'unknown frame; expected {"type": "resume", "after_seq": N} or {"type": "ping"}' }))
+        }
+      })
+    }
   })
 }
 

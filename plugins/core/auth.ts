@@ -112,7 +112,7 @@ export default fp(async (fastify) => {
     async requireUser (request) {
       if (await user(request) !== null) return
       throw httpErrors.unauthorized(tokenOf(request) === undefined
-        ? 'an API token is required (X-Authentication-Token header or access_token query parameter)'
+        ? 'an API token is required (X-Authentication-Token header, access_token query parameter or Authorization: Bearer)'
         : 'the API token is not valid')
     },
     async requireAccess (request, repoId, level) {

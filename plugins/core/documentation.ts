@@ -5,6 +5,8 @@ import fp from 'fastify-plugin'
 export interface DocumentationOptions {
   /** serve Swagger UI at /documentation besides the JSON document (default true) */
   ui?: boolean
+  /** where Swagger UI's static files are (the single executable unpacks its own); default: the package's */
+  uiFiles?: string
 }
 
 /** OpenAPI document generated from the route schemas, at /documentation/json, with Swagger UI. */
@@ -18,15 +20,48 @@ export default fp<DocumentationOptions>(async (fastify, opts) => {
       },
       components: {
         securitySchemes: {
-          token: { type: 'apiKey', in: 'header', name: 'X-Authentication-Token' },
-          access_token: { type: 'apiKey', in: 'query', name: 'access_token' }
+          token: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Authentication-Token',
+            description: 'A user\'s API token: logged for the demo user on the first start, or made with POST /admin/users/{login}/token (npm run admin -- token <login>)'
+          },
+          access_token: { type: 'apiKey', in: 'query', name: 'access_token', description: 'The same token as a query parameter' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'The same token as Authorization: Bearer <token> (chat API)' },
+          admin: { type: 'http', scheme: 'bearer', description: 'The admin API: Authorization: Bearer <ADMIN_TOKEN> (the server\'s configuration)' }
         }
       },
-      security: [{ token: [] }, { access_token: [] }]
+      security: [{ token: [] }, { access_token: [] }, { bearer: [] }],
+      tags: [
+        { name: 'issues', description: 'Issue data, events and estimates (p1)' },
+        { name: 'boards', description: 'Workspaces, boards and moves (p1 and p2)' },
+        { name: 'epics', description: 'Epics (p1)' },
+        { name: 'milestones', description: 'Milestone start dates (p1)' },
+        { name: 'dependencies', description: 'Blocking dependencies (p1)' },
+        { name: 'release reports', description: 'Release reports (p1)' },
+        { name: 'webhooks', description: 'Outgoing webhooks of a repository (repository admins)' },
+        { name: 'extensions', description: 'Beyond the hosted API: opt-in paths and parameters' },
+        { name: 'chat', description: 'The chat companion API: messages, commands, moderation, live feed' },
+        { name: 'integrations', description: 'Webhooks from issue hosts (GitHub, Gitea, Forgejo): signed, no user token' },
+        { name: 'operations', description: 'Health and readiness probes: no token' },
+        { name: 'admin', description: 'The admin API: needs ADMIN_TOKEN as a Bearer token' }
+      ]
+    },
+    // The admin routes take the admin token, the probes and issue-host webhooks none.
+    transform: ({ schema, url }) => {
+      const tags = (schema as { tags?: string[] } | undefined)?.tags ?? []
+      const security = tags.includes('admin') ? [{ admin: [] }] : tags.includes('operations') || tags.includes('integrations') ? [] : undefined
+      return { schema: security === undefined ? schema : { ...schema, security } as typeof schema, url }
     }
   })
   if (opts.ui !== false) {
-    await fastify.register(swaggerUi, { routePrefix: '/documentation' })
+    // indexPrefix: the page's asset links carry the prefix this API is mounted under (BASE_PATH or
+    // a host app's), so /api/documentation loads /api/documentation/static/….
+    await fastify.register(swaggerUi, {
+      routePrefix: '/documentation',
+      indexPrefix: fastify.prefix,
+      ...(opts.uiFiles === undefined ? {} : { baseDir: opts.uiFiles })
+    })
   } else {
     fastify.get('/documentation/json', { schema: { hide: true } }, async () => fastify.swagger())
   }

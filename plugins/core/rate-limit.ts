@@ -88,6 +88,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     [rateKey]?: string
   }
+  interface FastifyContextConfig {
+    /** a health or readiness probe: not rate limited, no token */
+    probe?: boolean
+  }
 }
 
 /**
@@ -118,10 +122,18 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     skipOnError: true,
     addHeaders: noHeaders,
     addHeadersOnExceeding: noHeaders,
-    errorResponseBuilder: (_request, context) => httpErrors.forbidden(
+    errorResponseBuilder: (_request, context) => {
+      fastify.planningMetrics?.rateLimited()
+      return httpErrors.forbidden(
       `API rate limit exceeded: ${context.max} requests per ${Math.round(opts.timeWindow / 1000)} s; retry after ${context.after}`)
+    }
   })
-  fastify.addHook('onRequest', fastify.rateLimit())
+  const limit = fastify.rateLimit()
+  // Probes (health, readiness) are not counted: a load balancer must never be refused.
+  fastify.addHook('onRequest', async function (request, reply) {
+    if (request.routeOptions.config.probe === true) return
+    await limit.call(this, request, reply)
+  })
   fastify.addHook('onSend', async (request, reply) => {
     const key = request[rateKey]
     const window = key === undefined ? undefined : store.peek(key)

@@ -42,5 +42,12 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
       }
     }
   }
+  if (demo === null && opts.demo === true) {
+    // A restart says how to get in again: the demo token was shown once, on the first start.
+    const demoLogin = (opts.demoFixture === undefined ? readFixtureFile(demoFixturePath()) : parseFixture(opts.demoFixture)).users?.[0]?.login
+    if (demoLogin !== undefined && await store.users.byLogin(demoLogin) !== undefined) {
+      fastify.log.info(`a token for the demo user: npm run admin -- token ${demoLogin} (the old one stops working)`)
+    }
+  }
   fastify.decorate('planningDemoToken', demo)
 }, { name: 'planning-seed', fastify: '5.x', dependencies: ['planning-database'] })

@@ -1,0 +1,46 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { sql } from 'kysely'
+import { Type } from '../../schemas/common.js'
+
+const Status = Type.Object({ status: Type.String(), checks: Type.Optional(Type.Record(Type.String(), Type.String())) })
+
+/**
+ * `GET /health`: the process answers. `GET /ready`: the database (and Redis, when configured)
+ * answer and the migrations are done, so a load balancer may send traffic; 503 otherwise. Neither
+ * needs a token nor counts against the rate limit.
+ */
+const health: FastifyPluginAsyncTypebox = async (fastify) => {
+  const tags = ['operations']
+  const config = { probe: true }
+
+  fastify.get('/health', {
+    config,
+    schema: { tags, summary: 'Liveness: the process answers', response: { 200: Status } }
+  }, async () => ({ status: 'ok' }))
+
+  fastify.get('/ready', {
+    config,
+    schema: { tags, summary: 'Readiness: database (and Redis) reachable, migrations done', response: { 200: Status, 503: Status } }
+  }, async (_request, reply) => {
+    const checks: Record<string, string> = {}
+    try {
+      await sql`SELECT 1 FROM change_counter WHERE id = 1`.execute(fastify.planningStore.db)
+      checks.database = 'ok'
+    } catch (err) {
+      checks.database = `failing: ${(err as Error).message}`
+    }
+    if (fastify.planningRedis !== null) {
+      try {
+        await fastify.planningRedis.client.ping()
+        checks.redis = 'ok'
+      } catch (err) {
+        checks.redis = `failing: ${(err as Error).message}`
+      }
+    }
+    const ready = Object.values(checks).every((c) => c === 'ok')
+    return await reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks })
+  })
+}
+
+export default fp(health, { name: 'planning-health', fastify: '5.x', encapsulate: true, dependencies: ['planning-database', 'planning-redis'] })

@@ -1,0 +1,92 @@
+import { httpErrors } from '@fastify/sensible'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import fp from 'fastify-plugin'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { sql } from 'kysely'
+
+/** What other plugins report: webhook attempts, rate-limit refusals, live sockets. */
+export interface PlanningMetrics {
+  webhookAttempt: (outcome: 'delivered' | 'retry' | 'failed', seconds: number) => void
+  rateLimited: () => void
+  /** the chat plugin tells how to count its open sockets */
+  liveSockets: { count: () => number }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    planningMetrics: PlanningMetrics
+  }
+}
+
+export interface MetricsOptions {
+  /** `Authorization: Bearer <token>` opens /metrics; without one there is no /metrics */
+  token?: string
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
+
+/**
+ * Prometheus metrics (README, "Health, metrics and CORS"): requests per route and status with their
+ * duration, the webhook outbox's depth, attempts and failures with their latency, live chat
+ * sockets, rate-limit refusals. Served at /metrics only when a token is configured.
+ */
+const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts) => {
+  const registry = new Registry()
+  const requests = new Histogram({
+    name: 'planning_http_request_duration_seconds',
+    help: 'HTTP requests by method, route and status, and how long they took',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry]
+  })
+  const attempts = new Histogram({
+    name: 'planning_webhook_attempt_seconds',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, failed) and how long they took',
+    labelNames: ['outcome'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry]
+  })
+  const failures = new Counter({ name: 'planning_webhook_failures_total', help: 'Webhook deliveries given up after their last attempt', registers: [registry] })
+  const refusals = new Counter({ name: 'planning_rate_limit_refusals_total', help: 'Requests refused by the rate limit', registers: [registry] })
+  const liveSockets = { count: () => 0 }
+  new Gauge({ name: 'planning_chat_live_sockets', help: 'Open chat live-feed sockets on this instance', registers: [registry], collect () { this.set(liveSockets.count()) } }) // eslint-disable-line no-new
+  const db = fastify.planningStore.db
+  new Gauge({ // eslint-disable-line no-new
+    name: 'planning_webhook_queue_depth',
+    help: 'Webhook deliveries waiting to be sent',
+    registers: [registry],
+    async collect () {
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`.execute(db)
+      this.set(Number(rows[0]?.n ?? 0))
+    }
+  })
+
+  fastify.decorate('planningMetrics', {
+    webhookAttempt (outcome, seconds) {
+      attempts.observe({ outcome }, seconds)
+      if (outcome === 'failed') failures.inc()
+    },
+    rateLimited: () => refusals.inc(),
+    liveSockets
+  } satisfies PlanningMetrics)
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.config.probe === true) return
+    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000)
+  })
+
+  if (opts.token === undefined) return
+  const expected = digest(opts.token)
+  fastify.get('/metrics', {
+    config: { probe: true },
+    schema: { tags: ['operations'], summary: 'Prometheus metrics (Authorization: Bearer <METRICS_TOKEN>)', hide: false }
+  }, async (request, reply) => {
+    const header = request.headers.authorization ?? ''
+    const given = /^bearer /i.test(header) ? header.slice(7).trim() : ''
+    if (given === '' || !timingSafeEqual(digest(given), expected)) throw httpErrors.unauthorized('/metrics needs Authorization: Bearer <METRICS_TOKEN>')
+    return await reply.header('content-type', registry.contentType).send(await registry.metrics())
+  })
+}
+
+export default fp(metrics, { name: 'planning-metrics', fastify: '5.x', dependencies: ['planning-database'] })
