@@ -1,0 +1,52 @@
+import t from 'tap'
+import { execFileSync, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const ADMIN_TOKEN = 'my-long-admin-token'
+
+/** The shell blocks of a README section, in order. */
+function blocks (readme: string, heading: string): string[] {
+  const start = readme.indexOf(`\n## ${heading}\n`)
+  const end = readme.indexOf('\n## ', start + 4)
+  return [...readme.slice(start, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1])
+}
+
+t.test('the README\'s walk-through and admin examples run top to bottom on the demo, as a reader would', { timeout: 180_000 }, async (t) => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+  const dir = t.testdir({})
+  const database = join(dir, 'planning.db')
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  const env = { ...process.env, PORT: '0', DATABASE_PATH: database, ADMIN_TOKEN, LOG_LEVEL: 'info' }
+  const server = spawn(process.execPath, [join(root, 'dist', 'server.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { server.kill('SIGKILL') })
+  let log = ''
+  server.stdout.on('data', (d) => { log += String(d) })
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start: ${log}`)), 60_000)
+    server.stdout.on('data', () => {
+      const m = /API documentation: (http:\/\/127\.0\.0\.1:\d+)/.exec(log)
+      if (m !== null) { clearTimeout(timer); resolve(m[1]) }
+    })
+  })
+  const token = /API token for alice: ([A-Za-z0-9_-]+)/.exec(log)![1]
+
+  const sections = [...blocks(readme, 'A walk through the demo data'), ...blocks(readme, 'Admin API and CLI')]
+  t.ok(sections.length >= 3, `${sections.length} shell blocks`)
+  let events = ''
+  for (const block of sections) {
+    // Every command as written, except the two lines that say where the token and server are;
+    // curl fails on an HTTP error, the shell on any failed command.
+    const script = ['set -euo pipefail', ...block.split('\n').filter((line) => !/^export (TOKEN|BASE)=/.test(line))]
+      .join('\n').replaceAll(/^curl /gm, 'curl -sSf ')
+    const out = execFileSync('bash', ['-c', script], { cwd: root, env: { ...env, TOKEN: token, BASE: base }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    events += out
+  }
+  t.match(events, /"type":"estimateIssue"/, 'the estimate change in the walk-through records an event')
+  t.match(events, /"login": "frank"/, 'the CLI made its user')
+  server.kill('SIGTERM')
+  await once(server, 'exit')
+})
