@@ -1,6 +1,8 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 
 export interface DocumentationOptions {
   /** serve Swagger UI at /documentation besides the JSON document (default true) */
@@ -60,7 +62,8 @@ export default fp<DocumentationOptions>(async (fastify, opts) => {
     await fastify.register(swaggerUi, {
       routePrefix: '/documentation',
       indexPrefix: fastify.prefix,
-      ...(opts.uiFiles === undefined ? {} : { baseDir: opts.uiFiles })
+      // Swagger UI reads its logo beside its own code; from a folder of our own, it comes from there.
+      ...(opts.uiFiles === undefined ? {} : { baseDir: opts.uiFiles, logo: { type: 'image/svg+xml', content: await readFile(join(opts.uiFiles, 'logo.svg')) } })
     })
   } else {
     fastify.get('/documentation/json', { schema: { hide: true } }, async () => fastify.swagger())
