@@ -1,9 +1,9 @@
-import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
 import { actor, announce, issueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
+import { reaches } from './graph.js'
 import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
@@ -13,22 +13,9 @@ import { writeTransaction, type Executor } from './transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
 
-/**
- * Whether `from` blocks `to`, directly or through other issues; with `repos`, only through issues
- * of those repositories. The search visits only what `from` blocks.
- */
-async function blocks (db: Executor, from: number, to: number, repos?: number[]): Promise<boolean> {
-  const through = repos === undefined
-    ? sql``
-    : repos.length === 0
-      ? sql`WHERE 1 = 0`
-      : sql`WHERE (SELECT i.repo_id FROM issues i WHERE i.id = d.blocked_id) IN (${sql.join(repos)})`
-  const { rows } = await sql<{ one: number }>`
-    WITH RECURSIVE reach(id) AS (
-      SELECT CAST(${from} AS BIGINT) UNION SELECT d.blocked_id FROM dependencies d JOIN reach ON d.blocking_id = reach.id ${through})
-    SELECT 1 AS one FROM reach WHERE id = ${to} LIMIT 1`.execute(db)
-  return rows.length > 0
-}
+/** Whether `from` blocks `to`, directly or through other issues (with `repos`, only through those repositories' issues). */
+const blocks = async (db: Executor, from: number, to: number, repos?: number[]): Promise<boolean> =>
+  await reaches(db, { table: 'dependencies', from: 'blocking_id', to: 'blocked_id' }, from, to, repos)
 
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
 export function createDependenciesRepository (db: Executor, events?: DomainEvents) {

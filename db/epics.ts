@@ -4,6 +4,7 @@ import type { EpicData as EpicDataSchema, EpicList, UpdateEpicIssuesReply } from
 import { actor, announce, issueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
+import { reaches } from './graph.js'
 import { Invalid, NotFound } from './errors.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
@@ -16,22 +17,9 @@ type EpicChild = EpicData['issues'][number]
 type EpicListEntry = Static<typeof EpicList>['epic_issues'][number]
 type UpdateReply = Static<typeof UpdateEpicIssuesReply>
 
-/**
- * Whether `epic` is inside `child` (child contains ... contains epic): adding child would loop.
- * With `repos`, only through issues of those repositories.
- */
-async function contains (db: Executor, child: number, epic: number, repos?: number[]): Promise<boolean> {
-  const through = repos === undefined
-    ? sql``
-    : repos.length === 0
-      ? sql`WHERE 1 = 0`
-      : sql`WHERE (SELECT i.repo_id FROM issues i WHERE i.id = e.issue_id) IN (${sql.join(repos)})`
-  const { rows } = await sql<{ one: number }>`
-    WITH RECURSIVE inside(id) AS (
-      SELECT CAST(${child} AS BIGINT) UNION SELECT e.issue_id FROM epic_issues e JOIN inside ON e.epic_id = inside.id ${through})
-    SELECT 1 AS one FROM inside WHERE id = ${epic} LIMIT 1`.execute(db)
-  return rows.length > 0
-}
+/** Whether `epic` is inside `child` (child contains … contains epic): adding child would loop. */
+const contains = async (db: Executor, child: number, epic: number, repos?: number[]): Promise<boolean> =>
+  await reaches(db, { table: 'epic_issues', from: 'epic_id', to: 'issue_id' }, child, epic, repos)
 
 async function requireEpic (db: Executor, repoId: number, number: number) {
   const row = await requireIssue(db, repoId, number)

@@ -36,10 +36,5 @@ export const BoardQuery = Type.Object({
   pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' }))
 })
 
-export const WorkspaceSummary = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  repositories: Type.Array(Type.Integer()),
-  pipelines: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }))
-})
+/** A workspace with its repositories and pipelines: what the admin API shows, and GET /p2/workspaces. */
+export { AdminWorkspace as WorkspaceSummary } from './admin.js'

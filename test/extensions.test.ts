@@ -1,7 +1,5 @@
 import t from 'tap'
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { formReceiver } from './receiver.js'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, type App } from './helper.js'
 
 const move = async (app: App, n: number, pipeline: string, position: unknown = 'top') =>
@@ -118,17 +116,9 @@ t.test('time spent per pipeline', async (t) => {
 })
 
 t.test('webhooks choose their events; the new types carry their own fields', async (t) => {
-  const received: Array<Record<string, string>> = []
-  const receiver = createServer((req, res) => {
-    let body = ''
-    req.on('data', (d) => { body += String(d) })
-    req.on('end', () => { received.push(Object.fromEntries(new URLSearchParams(body))); res.end('ok') })
-  })
-  receiver.listen(0, '127.0.0.1')
-  await once(receiver, 'listening')
-  t.teardown(() => { receiver.closeAllConnections(); receiver.close() })
+  const { url: hookUrl, received } = await formReceiver(t)
   const app = await build(t, { webhooks: { allowPrivate: true, retryBaseMs: 20 } })
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+  const url = hookUrl
   const legacy = await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/webhooks`, payload: { url } })
   t.same(legacy.json().events, ['issue_transfer', 'issue_reprioritized', 'estimate_set', 'estimate_cleared'], 'by default the hosted API\'s four')
   const chosen = await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/webhooks`, payload: { url: `${url}?new`, events: ['epic_issue_added', 'dependency_created', 'issue_closed', 'release_report_changed', 'estimate_set'] } })

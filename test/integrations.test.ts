@@ -1,9 +1,7 @@
 import t, { type Test } from 'tap'
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
+import { formReceiver } from './receiver.js'
 import { build, type App } from './helper.js'
 
 // GitHub's published example payloads (@octokit/webhooks-examples). Where an action has no
@@ -239,21 +237,13 @@ t.test('Gitea and Forgejo deliveries: their headers, bare-hex signatures and pay
 })
 
 t.test('the whole story: a connection, a signed issue, the board, a move, closed and reopened, outgoing webhooks with the host\'s URL', async (t) => {
-  const received: Array<Record<string, string>> = []
-  const receiver = createServer((req, res) => {
-    let body = ''
-    req.on('data', (d) => { body += String(d) })
-    req.on('end', () => { received.push(Object.fromEntries(new URLSearchParams(body))); res.end('ok') })
-  })
-  receiver.listen(0, '127.0.0.1')
-  await once(receiver, 'listening')
-  t.teardown(() => { receiver.closeAllConnections(); receiver.close() })
+  const { url: hookUrl, received } = await formReceiver(t)
   const { app, id } = await connected(t, 'github', 'https://ghe.example.com', { allowPrivate: true, retryBaseMs: 20 })
   const repository = { id: 4242, name: 'gateway', full_name: 'acme/gateway', html_url: 'https://ghe.example.com/acme/gateway', owner: { login: 'acme', id: 1 } }
   t.same((await deliver(app, id, 'repository', { action: 'created', repository })).json(), { result: 'handled' })
   const ws = await withWorkspace(app, 4242)
   await app.admin({ method: 'PUT', url: '/admin/repositories/4242/permissions/alice', payload: { permission: 'admin' } })
-  const hook = await app.as('alice', { method: 'POST', url: '/p1/repositories/4242/webhooks', payload: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` } })
+  const hook = await app.as('alice', { method: 'POST', url: '/p1/repositories/4242/webhooks', payload: { url: hookUrl } })
   t.equal(hook.statusCode, 201)
   const issue = { number: 12, title: 'Sync me', state: 'open', updated_at: '2026-06-01T00:00:00Z', html_url: 'https://ghe.example.com/acme/gateway/issues/12' }
   t.same((await deliver(app, id, 'issues', { action: 'opened', issue, repository })).json(), { result: 'handled' })
