@@ -58,3 +58,11 @@ t.test('a bad value stops start-up with a message naming the variable', async (t
     }
   }
 })
+
+t.test('.env.example lists every variable the server reads', async (t) => {
+  const { readFileSync } = await import('node:fs')
+  const { EnvSchema } = await import('../config.js')
+  const listed = readFileSync(new URL('../.env.example', import.meta.url), 'utf8').split('\n')
+    .filter((line) => /^[A-Z_]+=/.test(line)).map((line) => line.split('=')[0])
+  t.same([...listed].sort(), Object.keys(EnvSchema.properties).sort())
+})
