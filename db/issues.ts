@@ -42,19 +42,6 @@ const EVENT_COLUMNS = ['user_id', 'type', 'created_at', 'from_estimate', 'to_est
 /** A feed position: the commit order of an event's write, then its id. */
 export interface FeedCursor { version: number, id: number }
 
-/** Pipeline references of issues in every workspace holding them, oldest workspace first. */
-export async function pipelinesOf (db: Executor, issueIds: number[]): Promise<Map<number, PipelineRef[]>> {
-  const out = new Map(issueIds.map((id) => [id, [] as PipelineRef[]]))
-  if (issueIds.length === 0) return out
-  const rows = await db.selectFrom('placements as p')
-    .innerJoin('pipelines as pl', 'pl.id', 'p.pipeline_id')
-    .innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
-    .select(['p.issue_id', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
-    .where('p.issue_id', 'in', issueIds).orderBy('w.created_at').orderBy('w.seq').execute()
-  for (const row of rows) out.get(Number(row.issue_id))!.push({ name: row.name, pipeline_id: row.pipeline_id, workspace_id: row.workspace_id })
-  return out
-}
-
 // The issue with its pipeline in each workspace (one row per workspace, oldest first; one row
 // with no pipeline when it is on no board).
 const issueWithPipelines = prepared<{ repoId: number, number: number }>()((db, p) =>

@@ -3,7 +3,7 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Delivery, Webhook as WebhookSchema } from '../schemas/webhooks.js'
 import { lockFor } from './engine.js'
-import { Invalid, NotFound } from './errors.js'
+import { Invalid } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { LEGACY_EVENT_TYPES } from './domain-events.js'
 import { prepared } from './prepared.js'
@@ -167,12 +167,6 @@ export function createWebhooksRepository (db: Executor) {
         attempts: Number(row.attempts),
         next_attempt_at: row.status === 'pending' ? new Date(Number(row.next_attempt_at)).toISOString() : null
       }))
-    },
-
-    async requireWebhook (id: string): Promise<Webhook> {
-      const hook = await byId(id)
-      if (hook === undefined) throw new NotFound(`webhook ${id} not found`)
-      return hook
     }
   }
 }
