@@ -8,6 +8,7 @@ import adminPlugin from './plugins/admin.js'
 import authPlugin from './plugins/core/auth.js'
 import boardsPlugin from './plugins/boards.js'
 import chatPlugin, { type ChatPluginOptions } from './plugins/chat/index.js'
+import conditionalPlugin from './plugins/core/conditional.js'
 import databasePlugin from './plugins/core/database.js'
 import dependenciesPlugin from './plugins/dependencies.js'
 import documentationPlugin from './plugins/core/documentation.js'
@@ -20,6 +21,7 @@ import integrationsPlugin from './plugins/integrations.js'
 import issuesPlugin from './plugins/issues.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
+import readCachePlugin from './plugins/core/read-cache.js'
 import redisPlugin from './plugins/core/redis.js'
 import releasesPlugin from './plugins/releases.js'
 import seedPlugin from './plugins/core/seed.js'
@@ -100,6 +102,9 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     fastify.log.warn('PostgreSQL without REDIS_URL: rate limits and the chat live feed are per instance; set REDIS_URL when running several')
   }
   await fastify.register(authPlugin)
+  await fastify.register(readCachePlugin)
+  // Before the rate limit: its onSend must see a 304 to leave it uncounted.
+  await fastify.register(conditionalPlugin)
   if (opts.rateLimit !== false) {
     await fastify.register(rateLimitPlugin, opts.rateLimit ?? { max: 100, timeWindow: 60_000 })
   }
@@ -230,9 +235,9 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 }
 
 export {
-  adminPlugin, authPlugin, boardsPlugin, chatPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
+  adminPlugin, authPlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
   epicsPlugin, errorsPlugin, healthPlugin, integrationsPlugin, issuesPlugin, metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin,
-  releasesPlugin, seedPlugin, webhooksPlugin
+  readCachePlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/migrations/index.js'

@@ -1,65 +1,102 @@
 import autocannon from 'autocannon'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { buildApp } from '../app.js'
-import { openSqliteFile } from '../db/sqlite.js'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
+import { startProcess, type ServerProcess } from './processes.js'
 
-const TOKEN = 'bench-token-0123456789'
-const WORKSPACE = 'bench0000000000000000000'
+export const TOKEN = 'bench-token-0123456789'
+export const WORKSPACE = 'bench0000000000000000000'
 const PIPELINES = ['Backlog', 'Doing', 'Review', 'Done']
+export const CONNECTIONS = 50
 
-async function requestsPerSecond (url: string, seconds: number): Promise<number> {
-  const result = await autocannon({ url, connections: 10, duration: seconds, headers: { 'x-authentication-token': TOKEN } })
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return result.requests.average
-}
+/** The HTTP cases: a 1,000-issue board and one issue's data, both unchanged while measured. */
+export const CASES = [
+  { name: 'GET board, 1,000 issues', path: '/p1/repositories/1/board' },
+  { name: 'GET issue data', path: '/p1/repositories/1/issues/500' }
+]
 
-async function bareServer (body: string): Promise<Server> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) })
-    res.end(body)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return server
-}
-
-/**
- * Requests per second for GET board and GET issue data on a 1,000-issue workspace, against a
- * bare node:http server answering the same bytes, in the same run.
- */
-export async function benchHttp (seconds: number): Promise<string[]> {
-  const db = openSqliteFile(':memory:')
-  const store = await openSqliteStore(db)
-  await loadFixture(store, {
+/** The benchmark's data: one user, one repository, 1,000 issues over four pipelines. */
+export function benchFixture (issues = 1000) {
+  return {
     users: [{ login: 'bench', token: TOKEN }],
     repositories: [{ id: 1, owner: 'bench', name: 'bench', permissions: { bench: 'admin' } }],
     workspaces: [{ id: WORKSPACE, name: 'Bench', repositories: [1], pipelines: PIPELINES }],
-    issues: Array.from({ length: 1000 }, (_, i) => ({
+    issues: Array.from({ length: issues }, (_, i) => ({
       repo_id: 1,
       number: i + 1,
-      title: `Issue ${i + 1}`,
+      title: `Issue ${i + 1}: a title of ordinary length`,
       ...(i % 3 === 0 ? { estimate: 3 } : {}),
       pipelines: { [WORKSPACE]: PIPELINES[i % 4] }
     }))
-  })
-  await store.close()
-  const app = await buildApp({ database: db, rateLimit: { max: 1e9, timeWindow: 60_000 }, documentation: false })
-  const address = await app.listen({ host: '127.0.0.1', port: 0 })
-  const lines: string[] = []
+  }
+}
+
+interface Load { rps: number, p50: number, p99: number }
+
+async function load (url: string, connections: number, seconds: number): Promise<Load> {
+  const result = await autocannon({ url, connections, duration: seconds, headers: { 'x-authentication-token': TOKEN } })
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`)
+  }
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
+}
+
+/** All connections at once, spread evenly over the instances. */
+async function loadAll (urls: string[], path: string, seconds: number): Promise<Load> {
+  const parts = await Promise.all(urls.map(async (url) => await load(`${url}${path}`, CONNECTIONS / urls.length, seconds)))
+  return { rps: parts.reduce((sum, p) => sum + p.rps, 0), p50: Math.max(...parts.map((p) => p.p50)), p99: Math.max(...parts.map((p) => p.p99)) }
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length
+
+/**
+ * One case, measured in alternating rounds against a bare node:http server (its own process)
+ * answering the same bytes, so both see the same machine at the same time.
+ */
+export async function compare (label: string, urls: string[], path: string, seconds: number, rounds: number): Promise<string> {
+  const sample = await fetch(`${urls[0]}${path}`, { headers: { 'x-authentication-token': TOKEN } })
+  const body = Buffer.from(await sample.arrayBuffer())
+  if (sample.status !== 200) throw new Error(`${path}: ${sample.status} ${body.toString()}`)
+  const folder = mkdtempSync(join(tmpdir(), 'bench-'))
+  writeFileSync(join(folder, 'body'), body)
+  const bare = await startProcess('./bare-process.js', { BENCH_BODY_FILE: join(folder, 'body') })
+  const ours: Load[] = []
+  const theirs: Load[] = []
   try {
-    for (const [name, path] of [['GET board (1,000 issues)', '/p1/repositories/1/board'], ['GET issue data', '/p1/repositories/1/issues/500']]) {
-      const sample = await app.inject({ url: path, headers: { 'x-authentication-token': TOKEN } })
-      const bare = await bareServer(sample.body)
-      const ours = await requestsPerSecond(`${address}${path}`, seconds)
-      const baseline = await requestsPerSecond(`http://127.0.0.1:${(bare.address() as AddressInfo).port}${path}`, seconds)
-      bare.close()
-      lines.push(`${name}: ${ours.toFixed(0)} req/s; bare node:http with the same ${sample.body.length} bytes: ${baseline.toFixed(0)} req/s; ratio ${(ours / baseline).toFixed(2)}`)
+    for (let round = 0; round < rounds; round++) {
+      ours.push(await loadAll(urls, path, seconds))
+      theirs.push(await loadAll([bare.url], path, seconds))
     }
   } finally {
-    await app.close()
-    db.close()
+    await bare.stop()
+    rmSync(folder, { recursive: true, force: true })
   }
-  return lines
+  const [a, b] = [mean(ours.map((l) => l.rps)), mean(theirs.map((l) => l.rps))]
+  const ms = (loads: Load[]) => `p50 ${mean(loads.map((l) => l.p50)).toFixed(1)} ms, p99 ${mean(loads.map((l) => l.p99)).toFixed(1)} ms`
+  return `${label} (${body.length.toLocaleString('en')} bytes): ${a.toFixed(0)} req/s (${ms(ours)}); bare node:http ${b.toFixed(0)} req/s (${ms(theirs)}); ratio ${(a / b).toFixed(2)}`
+}
+
+/** Starts `count` API instances with these options, each its own process. */
+export async function startInstances (count: number, options: Record<string, unknown>): Promise<ServerProcess[]> {
+  return await Promise.all(Array.from({ length: count }, async () => await startProcess('./app-process.js', { BENCH_APP_OPTIONS: JSON.stringify(options) })))
+}
+
+/** The board and issue cases on a SQLite file. */
+export async function benchHttp (seconds: number, rounds: number): Promise<string[]> {
+  const folder = mkdtempSync(join(tmpdir(), 'bench-db-'))
+  const file = join(folder, 'bench.db')
+  const store = await openSqliteStore(file)
+  await loadFixture(store, benchFixture())
+  await store.close()
+  const [instance] = await startInstances(1, { database: file })
+  try {
+    const lines: string[] = []
+    for (const { name, path } of CASES) lines.push(await compare(`SQLite, ${name}`, [instance.url], path, seconds, rounds))
+    return lines
+  } finally {
+    await instance.stop()
+    rmSync(folder, { recursive: true, force: true })
+  }
 }

@@ -1,40 +1,61 @@
 import { performance } from 'node:perf_hooks'
+import type { PlanningStore } from '../db/store.js'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
 
+type Opened = { store: PlanningStore, close: () => Promise<void> }
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+
+/** A deterministic pseudo-random sequence, so every run moves the same issues to the same places. */
+export function random (seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state / 2147483648
+  }
+}
+
 /**
- * Microseconds per move into a pipeline holding 100 and one holding 10,000 issues (half of them
- * prioritized), same run: the cost must not grow with the pipeline's size.
+ * Microseconds per move of a random issue to a random index over the whole pipeline, in a
+ * 100-issue and a 10,000-issue pipeline, same run: the cost must not grow with the depth.
  */
-export async function benchMoves (movesPerCase = 2000): Promise<string[]> {
+export async function moveCosts (open: () => Promise<Opened>, moves = 2000): Promise<string[]> {
   const lines: string[] = []
-  const results: number[] = []
+  const means: number[] = []
   for (const size of [100, 10_000]) {
-    const store = await openSqliteStore(':memory:')
+    const { store, close } = await open()
     const workspace = `bench${size}`.padEnd(24, '0')
     await loadFixture(store, {
       users: [{ id: 1, login: 'bench' }],
       repositories: [{ id: 1, owner: 'bench', name: 'bench', permissions: { bench: 'write' } }],
-      workspaces: [{ id: workspace, name: 'Bench', repositories: [1], pipelines: [{ id: 'source', name: 'Source' }, { id: 'target', name: 'Target' }] }],
-      issues: Array.from({ length: size + movesPerCase }, (_, i) => ({
-        repo_id: 1, number: i + 1, title: `#${i + 1}`, pipelines: { [workspace]: i < size ? 'target' : 'source' }
-      }))
+      workspaces: [{ id: workspace, name: 'Bench', repositories: [1], pipelines: [{ id: 'target', name: 'Target' }] }],
+      issues: Array.from({ length: size }, (_, i) => ({ repo_id: 1, number: i + 1, title: `#${i + 1}`, pipelines: { [workspace]: 'target' } }))
     })
-    const boards = store.boards
     const repo = await store.repositories.requireRepository(1)
     const user = { id: 1, login: 'bench' }
-    // Prioritize half of the target pipeline so moves land among positions and number keys.
-    for (let n = 1; n <= size / 2; n++) await boards.move(user, workspace, repo, n, 'target', 'bottom')
-    const positions: Array<'top' | 'bottom' | number> = ['top', 'bottom', 1, 7, 25, 60]
-    const start = performance.now()
-    for (let i = 0; i < movesPerCase; i++) {
-      await boards.move(user, workspace, repo, size + i + 1, 'target', positions[i % positions.length])
+    const next = random(size)
+    const times: number[] = []
+    for (let i = 0; i < moves; i++) {
+      const number = 1 + Math.floor(next() * size)
+      const index = Math.floor(next() * size)
+      const start = performance.now()
+      await store.boards.move(user, workspace, repo, number, 'target', index)
+      times.push((performance.now() - start) * 1000)
     }
-    const micros = ((performance.now() - start) * 1000) / movesPerCase
-    results.push(micros)
-    lines.push(`move into a ${size.toLocaleString('en')}-issue pipeline: ${micros.toFixed(1)} µs per move (${movesPerCase} moves: top, bottom, indexes 1-60)`)
-    await store.close()
+    const mean = times.reduce((a, b) => a + b, 0) / times.length
+    times.sort((a, b) => a - b)
+    means.push(mean)
+    lines.push(`move to a random index of a ${size.toLocaleString('en')}-issue pipeline: mean ${mean.toFixed(0)} µs, p50 ${percentile(times, 0.5).toFixed(0)} µs, p99 ${percentile(times, 0.99).toFixed(0)} µs (${moves} moves)`)
+    await close()
   }
-  lines.push(`move cost ratio 10,000 vs 100 issues: ${(results[1] / results[0]).toFixed(2)}`)
+  lines.push(`move cost, 10,000-issue vs 100-issue pipeline (mean): ${(means[1] / means[0]).toFixed(2)}×`)
   return lines
+}
+
+export async function benchMoves (): Promise<string[]> {
+  return await moveCosts(async () => {
+    const store = await openSqliteStore(':memory:')
+    return { store, close: async () => await store.close() }
+  })
 }

@@ -57,18 +57,26 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p2/workspaces/:workspace_id/repositories/:repo_id/board', {
     schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, querystring: BoardQuery, response: { 200: Board, ...errorResponses } }
-  }, async (request) => {
-    await requireAccess(request, request.params.repo_id, 'read')
-    const workspaceId = await workspaceHolding(request.params.workspace_id, request.params.repo_id)
-    return only(await board.board(workspaceId, request.params.repo_id, await fastify.planningVersion(request)), workspaceId, request.query.pipeline_id)
+  }, async (request, reply) => {
+    const { workspace_id: workspaceId, repo_id: repoId } = request.params
+    const pipelineId = request.query.pipeline_id
+    await requireAccess(request, repoId, 'read')
+    return await fastify.planningCachedReply(request, reply, `board:${workspaceId}:${repoId}:${pipelineId ?? ''}`, async () => {
+      await workspaceHolding(workspaceId, repoId)
+      return only(await board.board(workspaceId, repoId, await fastify.planningVersion(request)), workspaceId, pipelineId)
+    })
   })
 
   fastify.get('/p1/repositories/:repo_id/board', {
     schema: { tags, summary: 'Board of the oldest workspace holding the repository', params: RepoParams, querystring: BoardQuery, response: { 200: Board, ...errorResponses } }
-  }, async (request) => {
-    await requireAccess(request, request.params.repo_id, 'read')
-    const workspaceId = await oldestWorkspace(request.params.repo_id)
-    return only(await board.board(workspaceId, request.params.repo_id, await fastify.planningVersion(request)), workspaceId, request.query.pipeline_id)
+  }, async (request, reply) => {
+    const { repo_id: repoId } = request.params
+    const pipelineId = request.query.pipeline_id
+    await requireAccess(request, repoId, 'read')
+    return await fastify.planningCachedReply(request, reply, `board:oldest:${repoId}:${pipelineId ?? ''}`, async () => {
+      const workspaceId = await oldestWorkspace(repoId)
+      return only(await board.board(workspaceId, repoId, await fastify.planningVersion(request)), workspaceId, pipelineId)
+    })
   })
 
   fastify.post('/p2/workspaces/:workspace_id/repositories/:repo_id/issues/:issue_number/moves', {
@@ -93,5 +101,5 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
 }
 
 export default fp(boards, {
-  name: 'planning-boards', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database']
+  name: 'planning-boards', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database', 'planning-read-cache']
 })

@@ -30,9 +30,10 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p1/repositories/:repo_id/issues/:issue_number', {
     schema: { tags, summary: 'Get issue data', params: IssueParams, response: { 200: IssueData, ...errorResponses } }
-  }, async (request) => {
-    await requireAccess(request, request.params.repo_id, 'read')
-    return await repo.data(request.params.repo_id, request.params.issue_number)
+  }, async (request, reply) => {
+    const { repo_id: repoId, issue_number: number } = request.params
+    await requireAccess(request, repoId, 'read')
+    return await fastify.planningCachedReply(request, reply, `issue:${repoId}:${number}`, async () => await repo.data(repoId, number))
   })
 
   fastify.get('/p1/repositories/:repo_id/issues/:issue_number/events', {
@@ -88,5 +89,5 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
 }
 
 export default fp(issues, {
-  name: 'planning-issues', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database']
+  name: 'planning-issues', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database', 'planning-read-cache']
 })

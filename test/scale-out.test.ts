@@ -77,6 +77,19 @@ t.test('one rate-limit budget per token across both instances', { skip: why }, a
   t.equal((await onB('bob', { url })).statusCode, 200, 'another token has its own budget')
 })
 
+t.test('a 304 gives its request back to the shared window', { skip: why }, async (t) => {
+  const { a, b, onA } = await pair(t, { rateLimit: { max: 10, timeWindow: 60_000 } })
+  const url = `/p1/repositories/${REPO}/board`
+  const first = await onA('carol', { url })
+  t.equal(first.headers['x-ratelimit-used'], '1')
+  for (const app of [b, a, b]) {
+    const res = await app.inject({ url, headers: { 'x-authentication-token': TOKENS.carol, 'if-none-match': String(first.headers.etag) } })
+    t.equal(res.statusCode, 304, 'both instances give the same tag')
+    t.equal(res.headers['x-ratelimit-used'], '1')
+  }
+  t.equal((await onA('carol', { url })).headers['x-ratelimit-used'], '2', 'the refunds reached Redis')
+})
+
 t.test('writes through one instance are read through the other at once', { skip: why }, async (t) => {
   const { onA, onB } = await pair(t)
   const board = async () => (await onB('alice', { url: `/p1/repositories/${REPO}/board` })).json()

@@ -92,19 +92,29 @@ export default fp(async (fastify) => {
     return undefined
   }
 
-  const user = async (request: FastifyRequest): Promise<User | null> => {
-    request[resolved] ??= (async () => {
-      const token = tokenOf(request)
-      if (token === undefined) return null
-      // Kept by digest: the cache holds no token.
-      const known = await cached(request)
-      const digest = hashToken(token)
-      const hit = known.users.get(digest)
-      request.planningUser = hit !== undefined ? hit : remember(known.users, digest, await users.findByToken(token) ?? null)
-      return request.planningUser
-    })()
-    return await request[resolved]
+  // A keep-alive connection sends the same token with every request: its digest is kept with the
+  // socket (which holds the header anyway) instead of hashing it again each time.
+  const digests = new WeakMap<object, { token: string, digest: string }>()
+  const digestOf = (request: FastifyRequest, token: string): string => {
+    const socket = request.raw.socket
+    const known = digests.get(socket)
+    if (known !== undefined && known.token === token) return known.digest
+    const digest = hashToken(token)
+    if (socket !== undefined && socket !== null) digests.set(socket, { token, digest })
+    return digest
   }
+
+  const resolve = async (request: FastifyRequest): Promise<User | null> => {
+    const token = tokenOf(request)
+    if (token === undefined) return null
+    // Kept by digest: the cache holds no token.
+    const known = await cached(request)
+    const digest = digestOf(request, token)
+    const hit = known.users.get(digest)
+    request.planningUser = hit !== undefined ? hit : remember(known.users, digest, await users.findByToken(token) ?? null)
+    return request.planningUser
+  }
+  const user = async (request: FastifyRequest): Promise<User | null> => await (request[resolved] ??= resolve(request))
 
   const auth: PlanningAuth = {
     tokenOf,

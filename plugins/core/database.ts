@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import { migrate, type Engine } from '../../db/migrations/index.js'
 import { postgresKysely } from '../../db/postgres.js'
 import type { Database } from '../../db/schema.js'
-import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
+import { sqliteKysely, sqliteVersionReader, type SqliteHandle } from '../../db/sqlite.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 import { changeVersion } from '../../db/transaction.js'
 
@@ -45,9 +45,8 @@ declare module 'fastify' {
  */
 export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const engine: Engine = opts.databaseUrl === undefined ? 'sqlite' : 'postgres'
-  const db: Kysely<Database> = opts.databaseUrl === undefined
-    ? sqliteKysely(opts.database ?? ':memory:').db
-    : postgresKysely({ url: opts.databaseUrl, poolMax: opts.databasePoolMax, schema: opts.databaseSchema })
+  const sqlite = opts.databaseUrl === undefined ? sqliteKysely(opts.database ?? ':memory:') : undefined
+  const db: Kysely<Database> = sqlite?.db ?? postgresKysely({ url: opts.databaseUrl!, poolMax: opts.databasePoolMax, schema: opts.databaseSchema })
   try {
     await migrate(db, engine, opts.databaseSchema)
   } catch (err) {
@@ -57,6 +56,10 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents))
   fastify.decorate('planningEngine', engine)
   fastify.decorateRequest(version, null)
-  fastify.decorate('planningVersion', async (request: FastifyRequest) => await (request[version] ??= changeVersion(db)))
+  // On SQLite the counter is read straight from the handle: every cached read does this.
+  const readSqlite = sqlite === undefined ? undefined : sqliteVersionReader(sqlite.handle)
+  const read = async () => readSqlite === undefined ? await changeVersion(db) : readSqlite()
+  fastify.decorate('planningVersion', async (request: FastifyRequest) => await (request[version] ??= read()))
   fastify.addHook('onClose', async () => { await db.destroy() })
 }, { name: 'planning-database', fastify: '5.x', dependencies: ['planning-events'] })
+

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { STATUS_CODES } from 'node:http'
 import { DomainError } from '../../db/errors.js'
@@ -57,6 +57,7 @@ export async function notFound (request: FastifyRequest, reply: FastifyReply) {
  * An error answered before the request body was read (a 401 to a slow upload, say) closes the
  * connection: the rest of the body is never read, so a slow client cannot keep the socket.
  */
-export async function closeAfterUnreadBody (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function closeAfterUnreadBody (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction): void {
   if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close')
+  done()
 }

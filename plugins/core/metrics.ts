@@ -71,12 +71,14 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
     liveSockets
   } satisfies PlanningMetrics)
 
-  fastify.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.config.probe === true) return
-    requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000)
-  })
-
+  // Requests are timed only where someone can read the figures.
   if (opts.token === undefined) return
+  fastify.addHook('onResponse', (request, reply, done) => {
+    if (request.routeOptions.config.probe !== true) {
+      requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode }, reply.elapsedTime / 1000)
+    }
+    done()
+  })
   const expected = digest(opts.token)
   fastify.get('/metrics', {
     config: { probe: true },

@@ -22,8 +22,8 @@ const refusal = (message: string) => ({ error: Object.assign(new Error(message),
 function nulAt (value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
   if (typeof value !== 'object' || value === null) return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    const found = nulAt(inner, `${path}/${key}`)
+  for (const key in value) {
+    const found = nulAt((value as Record<string, unknown>)[key], `${path}/${key}`)
     if (found !== undefined) return found
   }
   return undefined

@@ -1,0 +1,45 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { etagOf } from './conditional.js'
+
+interface Entry { version: number, body: Buffer, etag: string }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Answers a read from bytes kept since the data behind it last changed: `build` runs (and its
+     * value is serialized with the route's response schema) only when the change counter moved
+     * since the bytes under `key` were made. `key` must name everything the answer depends on
+     * except the caller's permissions, which are checked before this is called.
+     */
+    planningCachedReply: (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => Promise<FastifyReply>
+  }
+}
+
+const MAX_ENTRIES = 5000
+
+/**
+ * Serialized answers (boards, issue data) kept per instance and keyed on the change counter, so
+ * an unchanged read costs auth, the rate limit and one write of bytes made earlier; any write
+ * (this process, the admin CLI, another instance on the same database) moves the counter and the
+ * next read rebuilds. Each entry keeps its ETag, made once with the bytes.
+ */
+export default fp(async (fastify) => {
+  const entries = new Map<string, Entry>()
+
+  fastify.decorate('planningCachedReply', async (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => {
+    const version = await fastify.planningVersion(request)
+    let entry = entries.get(key)
+    if (entry === undefined || entry.version !== version) {
+      const body = Buffer.from(reply.serialize(await build()) as string)
+      const previous = entries.get(key)
+      entry = { version, body, etag: previous?.body.equals(body) === true ? previous.etag : etagOf(body) }
+      // A build that started before a newer one finished never replaces it.
+      if (previous === undefined || previous.version <= version) {
+        if (previous === undefined && entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!)
+        entries.set(key, entry)
+      }
+    }
+    return await reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
+  })
+}, { name: 'planning-read-cache', fastify: '5.x', dependencies: ['planning-database'] })
