@@ -62,4 +62,3 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   fastify.decorate('planningVersion', async (request: FastifyRequest) => await (request[version] ??= read()))
   fastify.addHook('onClose', async () => { await db.destroy() })
 }, { name: 'planning-database', fastify: '5.x', dependencies: ['planning-events'] })
-
