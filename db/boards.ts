@@ -8,7 +8,8 @@ import { nowIso } from './ids.js'
 import { between, CEILING, spread } from './ranking.js'
 import { prepared } from './prepared.js'
 import { touchPlanning, type Repository } from './repositories.js'
-import { changeVersion, notedEvents, writeTransaction, type Executor } from './transaction.js'
+import { PipelineOrder, PipelineOrders } from './pipeline-order.js'
+import { afterCommit, changeVersion, notedEvents, writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 import { createWorkspacesRepository } from './workspaces.js'
 
@@ -26,8 +27,9 @@ function others (db: Executor, p: Others) {
 
 const ranksQuery = prepared<Others & { limit: number, offset: number }>()((db, p) =>
   others(db, p).select(['issue_id', 'rank']).orderBy('rank').orderBy('issue_id').limit(p.limit).offset(p.offset))
-const lastRankQuery = prepared<Others>()((db, p) =>
-  others(db, p).select('rank').orderBy('rank', 'desc').orderBy('issue_id', 'desc').limit(1))
+const orderQuery = prepared<{ pipelineId: string, repoId: number }>()((db, p) =>
+  db.selectFrom('placements').select(['issue_id', 'rank']).where('pipeline_id', '=', p.pipelineId).where('repo_id', '=', p.repoId)
+    .where('is_open', '=', 1).orderBy('rank').orderBy('issue_id'))
 const countBelowQuery = prepared<Others & { rank: number }>()((db, p) =>
   others(db, p).where('rank', '<', p.rank).select(sql<number>`count(*)`.as('n')))
 // What a move starts from, in one statement: the issue, where it is in the workspace, and the
@@ -68,11 +70,6 @@ async function ranksFrom (db: Executor, pipelineId: string, repoId: number, issu
   return (await ranksQuery(db, { pipelineId, repoId, issueId, limit, offset })).rows
 }
 
-async function lastRank (db: Executor, pipelineId: string, repoId: number, issueId: number): Promise<number | undefined> {
-  const row = (await lastRankQuery(db, { pipelineId, repoId, issueId })).rows[0]
-  return row === undefined ? undefined : Number(row.rank)
-}
-
 async function countBelow (db: Executor, pipelineId: string, repoId: number, issueId: number, rank: number): Promise<number> {
   return Number((await countBelowQuery(db, { pipelineId, repoId, issueId, rank })).rows[0]?.n ?? 0)
 }
@@ -105,6 +102,34 @@ async function respace (db: Executor, pipelineId: string, repoId: number, issueI
   }
 }
 
+interface CommittedMove { pipelineId: string, repoId: number, from: { pipeline_id: string, rank: number }, issueId: number, rank: number }
+
+/** The kept pipeline orders, and how a committed move changes them. */
+class MoveOrders extends PipelineOrders {
+  /**
+   * After a move committed as `committed`, read at `version`: when nothing else was written in
+   * between, the two pipelines' orders take the move and every other kept order stays good;
+   * otherwise (or after a respacing) the two are read again next time.
+   */
+  moved (version: number, committed: number, respaced: boolean, move: CommittedMove): void {
+    const target = `${move.pipelineId}:${move.repoId}`
+    const source = `${move.from.pipeline_id}:${move.repoId}`
+    if (committed !== version + 1 || respaced) {
+      this.delete(target)
+      this.delete(source)
+      return
+    }
+    const to = this.get(target, version)
+    const from = this.get(source, version)
+    from?.move(committed, from.indexOf(move.from.rank, move.issueId))
+    if (to !== undefined) {
+      const at = to === from ? -1 : to.indexOf(move.from.rank, move.issueId)
+      to.move(committed, source === target ? at : -1, { rank: move.rank, id: move.issueId })
+    }
+    this.carry(version, committed)
+  }
+}
+
 /**
  * Boards and moves. A move finds the issue and its new neighbours, picks a rank between them
  * (see `ranking.ts`), writes it and announces the change, all in one transaction.
@@ -128,6 +153,17 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
   // kept until anything is written: the change counter moves with every write transaction, in
   // this process or another (the admin CLI, another server on the same database).
   const cache = new Map<string, { version: number, board: Board }>()
+  const orders = new MoveOrders()
+
+  /** The pipeline's order as of `version`: kept from the last move if nothing was written since, read otherwise. */
+  async function orderOf (trx: Executor, pipelineId: string, repoId: number, version: number): Promise<PipelineOrder> {
+    const kept = orders.get(`${pipelineId}:${repoId}`, version)
+    if (kept !== undefined) return kept
+    const { rows } = await orderQuery(trx, { pipelineId, repoId })
+    const order = new PipelineOrder(version, rows.map((r) => Number(r.rank)), rows.map((r) => Number(r.issue_id)))
+    orders.set(`${pipelineId}:${repoId}`, order)
+    return order
+  }
 
   return {
     /** The board of one repository in a workspace; callers must not modify what they get. */
@@ -158,34 +194,30 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
         const target = { name: start.target_name!, workspace_name: start.workspace_name! }
 
         const samePipeline = current.pipeline_id === pipelineId
+        const version = await changeVersion(trx)
+        const order = await orderOf(trx, pipelineId, repo.id, version)
+        // The others: the pipeline's open issues with the moved one left out.
+        const at = samePipeline ? order.indexOf(current.rank, issue.id) : -1
+        const size = order.size - (at >= 0 ? 1 : 0)
+        const rankOf = (k: number) => order.rankAt(at >= 0 && k >= at ? k + 1 : k)
+        const below = (rank: number) => order.below(rank) - (at >= 0 && current.rank < rank ? 1 : 0)
         const wantsIndexes = samePipeline && await events.wants(trx, 'issue_reprioritized', repo.id)
-        const fromIndex = wantsIndexes ? await countBelow(trx, pipelineId, repo.id, issue.id, Number(current.rank)) : 0
+        const fromIndex = wantsIndexes ? below(current.rank) : 0
 
-        let index: number
-        let prev: number | undefined
-        let next: number | undefined
-        if (position === 'bottom') {
-          index = Number.POSITIVE_INFINITY
-          prev = await lastRank(trx, pipelineId, repo.id, issue.id)
-        } else {
-          index = position === 'top' ? 0 : position
-          const around = await ranksFrom(trx, pipelineId, repo.id, issue.id, index === 0 ? 1 : 2, Math.max(0, index - 1))
-          if (index === 0) {
-            next = around[0] === undefined ? undefined : Number(around[0].rank)
-          } else if (around.length === 0) {
-            // Past the end: the bottom.
-            index = Number.POSITIVE_INFINITY
-            prev = await lastRank(trx, pipelineId, repo.id, issue.id)
-          } else {
-            prev = Number(around[0].rank)
-            next = around[1] === undefined ? undefined : Number(around[1].rank)
-          }
-        }
+        let index = position === 'top' ? 0 : position === 'bottom' ? Number.POSITIVE_INFINITY : position
+        // Past the end: the bottom.
+        if (index > size) index = Number.POSITIVE_INFINITY
+        const prev = index === 0 || size === 0 ? undefined : rankOf(Math.min(index, size) - 1)
+        const next = index < size ? rankOf(index) : undefined
         let rank = between(prev, next)
+        let respaced = false
         if (rank === undefined) {
-          const at = Number.isFinite(index) ? index : await countBelow(trx, pipelineId, repo.id, issue.id, CEILING)
-          rank = await respace(trx, pipelineId, repo.id, issue.id, workspaceId, at)
+          rank = await respace(trx, pipelineId, repo.id, issue.id, workspaceId, Number.isFinite(index) ? index : size)
+          respaced = true
         }
+        const placed = rank
+        const committedMove = { pipelineId, repoId: repo.id, from: current, issueId: issue.id, rank: placed }
+        afterCommit(trx, (committed) => orders.moved(version, committed, respaced, committedMove))
         await placeQuery(trx, { pipelineId, rank, issueId: issue.id, workspaceId })
         await touchQuery(trx, { issueId: issue.id, at: nowIso() })
 
@@ -195,7 +227,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
           await transferQuery(trx, { issueId: issue.id, userId: user.id, at: nowIso(), from: current.pipeline_name, to: target.name, workspaceId })
           await events.emit(trx, { ...context, type: 'issue_transfer', from: current.pipeline_name, to: target.name })
         } else if (wantsIndexes) {
-          const toIndex = await countBelow(trx, pipelineId, repo.id, issue.id, rank)
+          const toIndex = respaced ? await countBelow(trx, pipelineId, repo.id, issue.id, rank) : below(rank)
           if (toIndex !== fromIndex) {
             await events.emit(trx, { ...context, type: 'issue_reprioritized', pipeline: target.name, from: fromIndex, to: toIndex })
           }

@@ -9,12 +9,15 @@ const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_co
 const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_events').set({ version: p.version }).where('version', 'is', null))
 
 /** What to do once a transaction has committed (tell the webhook worker, say), by transaction. */
-const commitHooks = new WeakMap<object, Array<() => void>>()
+const commitHooks = new WeakMap<object, Array<(version: number) => void>>()
 
-/** Runs `fn` after the transaction commits (at once when `db` is not a transaction); never on rollback. */
-export function afterCommit (db: Executor, fn: () => void): void {
+/**
+ * Runs `fn` after the transaction commits (at once when `db` is not a transaction); never on
+ * rollback. It gets the change counter's value the commit left (-1 when not known).
+ */
+export function afterCommit (db: Executor, fn: (version: number) => void): void {
   if (!db.isTransaction) {
-    fn()
+    fn(-1)
     return
   }
   const hooks = commitHooks.get(db) ?? []
@@ -41,16 +44,18 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
 export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (db.isTransaction) return await fn(db)
   let committed: Executor | undefined
+  let version = -1
   const value = await db.transaction().execute(async (trx) => {
     committed = trx
     const result = await fn(trx)
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
     const { rows } = await bump(trx, {})
-    if (wroteEvents.has(trx)) await stamp(trx, { version: Number(rows[0].value) })
+    version = Number(rows[0].value)
+    if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
-  for (const hook of commitHooks.get(committed!) ?? []) hook()
+  for (const hook of commitHooks.get(committed!) ?? []) hook(version)
   return value
 }
 

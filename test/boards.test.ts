@@ -197,3 +197,55 @@ t.test('a write by another connection (the admin CLI) refreshes a cached board',
   await runAdminCommand(database, ['close-issue', String(REPO), '2'])
   t.same(numbers(await board(app), P.todo), [1, 3, 4, 5, 6], 'the closed issue is gone at once')
 })
+
+t.test('moves to deep indexes of a large pipeline match a list model, with other writes in between', async (t) => {
+  const { join } = await import('node:path')
+  const { runAdminCommand } = await import('../cli/admin.js')
+  const database = join(t.testdir({}), 'planning.db')
+  const app = await build(t, { fixture: null, database })
+  const size = 2000
+  const token = 'alice-token-123456'
+  await app.admin({
+    method: 'POST',
+    url: '/admin/import',
+    payload: {
+      users: [{ login: 'alice', token }],
+      repositories: [{ id: 5, owner: 'o', name: 'model', permissions: { alice: 'write' } }],
+      workspaces: [{ name: 'M', repositories: [5], pipelines: [{ id: 'deep', name: 'Deep' }, { id: 'side', name: 'Side' }] }],
+      issues: Array.from({ length: size + 1 }, (_, i) => ({ repo_id: 5, number: i + 1, title: `#${i + 1}` }))
+    }
+  })
+  const model: Record<string, number[]> = { deep: Array.from({ length: size + 1 }, (_, i) => i + 1), side: [] }
+  const closed = new Set<number>()
+  let seed = 7
+  const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n }
+  const check = async (when: string) => {
+    const b = (await app.inject({ url: '/p1/repositories/5/board', headers: { 'x-authentication-token': token } })).json() as BoardJson
+    t.same(numbers(b, 'deep'), model.deep, `deep pipeline matches the model ${when}`)
+    t.same(numbers(b, 'side'), model.side, `side pipeline matches the model ${when}`)
+  }
+  for (let step = 0; step < 240; step++) {
+    const number = 1 + random(size)
+    if (closed.has(number)) continue
+    const target = random(6) === 0 ? 'side' : 'deep'
+    const from = model.deep.includes(number) ? 'deep' : 'side'
+    model[from].splice(model[from].indexOf(number), 1)
+    const index = random(model[target].length + 2)
+    model[target].splice(Math.min(index, model[target].length), 0, number)
+    const res = await app.inject({
+      method: 'POST',
+      url: `/p1/repositories/5/issues/${number}/moves`,
+      headers: { 'x-authentication-token': token },
+      payload: { pipeline_id: target, position: index }
+    })
+    if (res.statusCode !== 200) throw new Error(res.body)
+    // Writes that are not moves, in this process and in another, between the moves.
+    if (step % 40 === 13) await app.inject({ method: 'PUT', url: `/p1/repositories/5/issues/${number}/estimate`, headers: { 'x-authentication-token': token }, payload: { estimate: 3 } })
+    if (step % 80 === 71) {
+      closed.add(model.deep[1000])
+      await runAdminCommand(database, ['close-issue', '5', String(model.deep[1000])])
+      model.deep.splice(1000, 1)
+    }
+    if (step % 60 === 59) await check(`after ${step + 1} moves`)
+  }
+})
