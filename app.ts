@@ -6,6 +6,7 @@ import type { SocketLimits } from './config.js'
 import type { SqliteHandle } from './db/sqlite.js'
 import adminPlugin from './plugins/admin.js'
 import authPlugin from './plugins/core/auth.js'
+import boardPagePlugin from './plugins/board-page.js'
 import boardsPlugin from './plugins/boards.js'
 import chatPlugin, { type ChatPluginOptions } from './plugins/chat/index.js'
 import conditionalPlugin from './plugins/core/conditional.js'
@@ -73,6 +74,10 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
   documentation?: boolean | 'json'
   /** a folder holding Swagger UI's static files (the single executable unpacks its own) */
   documentationFiles?: string
+  /** serve the board page at `/` and `/board` (default true; README, "The board page") */
+  boardPage?: boolean
+  /** a folder holding the board page's files (the single executable unpacks its own) */
+  boardPageFiles?: string
 }
 
 /**
@@ -121,6 +126,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   await fastify.register(planningCore, opts)
   if (opts.documentation !== false) await fastify.register(documentationPlugin, { ui: opts.documentation !== 'json', uiFiles: opts.documentationFiles })
   await fastify.register(healthPlugin)
+  if (opts.boardPage !== false) await fastify.register(boardPagePlugin, { files: opts.boardPageFiles })
   const wanted = new Set<Domain>(opts.domains ?? DOMAINS)
   if (wanted.has('issues')) await fastify.register(issuesPlugin)
   if (wanted.has('boards')) await fastify.register(boardsPlugin)
@@ -235,8 +241,8 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 }
 
 export {
-  adminPlugin, authPlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin, dependenciesPlugin, documentationPlugin, domainEventsPlugin,
-  epicsPlugin, errorsPlugin, healthPlugin, integrationsPlugin, issuesPlugin, metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin,
+  adminPlugin, authPlugin, boardPagePlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin, dependenciesPlugin, documentationPlugin,
+  domainEventsPlugin, epicsPlugin, errorsPlugin, healthPlugin, integrationsPlugin, issuesPlugin, metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin,
   readCachePlugin, releasesPlugin, seedPlugin, webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'

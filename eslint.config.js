@@ -2,6 +2,8 @@ import neostandard from 'neostandard'
 
 export default [
   ...neostandard({ ts: true, ignores: ['dist/**', 'dist-sea/**', 'node_modules/**'] }),
+  // The board page runs in the browser.
+  { files: ['board/**/*.js'], languageOptions: { globals: { location: 'readonly', history: 'readonly', Option: 'readonly', sessionStorage: 'readonly', document: 'readonly', fetch: 'readonly' } } },
   {
     rules: {
       // The legacy API's fields are snake_case (repo_id, issue_number); names follow them.

@@ -80,20 +80,20 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       return rows.map(toEvent)
     },
 
-    /** Issue data of many issues at once, by number (unknown numbers are left out): a fixed number of queries. */
-    async dataOf (repoId: number, numbers: number[]): Promise<Map<number, IssueData>> {
-      const out = new Map<number, IssueData>()
+    /** Issue data (and titles) of many issues at once, by number (unknown numbers are left out): a fixed number of queries. */
+    async dataOf (repoId: number, numbers: number[]): Promise<Map<number, IssueData & { title: string }>> {
+      const out = new Map<number, IssueData & { title: string }>()
       if (numbers.length === 0) return out
       const rows = await db.selectFrom('issues as i')
         .leftJoin('placements as p', 'p.issue_id', 'i.id').leftJoin('pipelines as pl', 'pl.id', 'p.pipeline_id').leftJoin('workspaces as w', 'w.id', 'p.workspace_id')
-        .select(['i.id', 'i.number', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
+        .select(['i.id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
         .where('i.repo_id', '=', repoId).where('i.number', 'in', numbers).orderBy('i.number').orderBy('w.created_at').orderBy('w.seq').execute()
       const ids = new Map<number, number>()
       for (const row of rows) {
         const number = Number(row.number)
         let data = out.get(number)
         if (data === undefined) {
-          data = { plus_ones: [], pipelines: [], is_epic: row.is_epic === 1, status: row.state }
+          data = { title: row.title, plus_ones: [], pipelines: [], is_epic: row.is_epic === 1, status: row.state }
           if (row.estimate !== null) data.estimate = { value: row.estimate }
           out.set(number, data)
           ids.set(Number(row.id), number)

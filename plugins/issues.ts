@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { httpErrors } from '@fastify/sensible'
+import { webUrl } from '../db/repositories.js'
 import type { FeedCursor } from '../db/issues.js'
 import { Type, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
 import {
@@ -46,12 +47,13 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/p1/repositories/:repo_id/issues', {
     schema: { tags: [...tags, 'extensions'], summary: 'Issue data of many issues at once (extension)', params: RepoParams, querystring: BulkIssuesQuery, response: { 200: Type.Array(BulkIssue), ...errorResponses } }
   }, async (request) => {
-    await requireAccess(request, request.params.repo_id, 'read')
+    const repository = await requireAccess(request, request.params.repo_id, 'read')
     const numbers = [...new Set(request.query.issue_numbers.split(',').map(Number))]
     if (numbers.length > MAX_BULK) throw httpErrors.badRequest(`querystring/issue_numbers must not list more than ${MAX_BULK} issues`)
     if (numbers.some((n) => !Number.isSafeInteger(n))) throw httpErrors.badRequest('querystring/issue_numbers must list positive integers')
     const data = await repo.dataOf(request.params.repo_id, numbers)
-    return numbers.filter((n) => data.has(n)).map((n) => ({ issue_number: n, ...data.get(n)! }))
+    const web = webUrl(repository)
+    return numbers.filter((n) => data.has(n)).map((n) => ({ issue_number: n, html_url: `${web}/issues/${n}`, ...data.get(n)! }))
   })
 
   fastify.get('/p1/repositories/:repo_id/events', {

@@ -33,7 +33,11 @@ export const EstimateReply = Type.Object({ estimate: Type.Union([Type.Number(), 
 export const BulkIssuesQuery = Type.Object({
   issue_numbers: Type.String({ pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$', maxLength: 2000, description: 'comma-separated issue numbers, at most 100, e.g. 1,2,3' })
 })
-export const BulkIssue = Type.Intersect([Type.Object({ issue_number: Type.Integer() }), IssueData])
+export const BulkIssue = Type.Intersect([Type.Object({
+  issue_number: Type.Integer(),
+  title: Type.String(),
+  html_url: Type.String({ description: 'the issue\'s page on its issue host' })
+}), IssueData])
 
 const Since = Type.String({ format: 'date-time', description: 'ISO 8601, e.g. 2026-11-01T00:00:00Z' })
 

@@ -48,7 +48,13 @@ writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
   main: join(out, 'main.cjs'),
   output: join(out, 'sea-prep.blob'),
   disableExperimentalSEAWarning: true,
-  assets: { 'better_sqlite3.node': addon, 'demo.json': 'fixtures/demo.json', ...swaggerUiAssets }
+  assets: {
+    'better_sqlite3.node': addon,
+    'demo.json': 'fixtures/demo.json',
+    ...swaggerUiAssets,
+    // The board page's three files.
+    ...Object.fromEntries(['index.html', 'board.css', 'board.js'].map((name) => [`board/${name}`, join('board', name)]))
+  }
 }))
 execFileSync(seaNode, ['--experimental-sea-config', join(out, 'sea-config.json')], { stdio: 'inherit' })
 

@@ -24,10 +24,16 @@ const ui = mkdtempSync(join(tmpdir(), 'planning-api-docs-'))
 for (const name of JSON.parse(getAsset('swagger-ui-files.json', 'utf8')) as string[]) {
   writeFileSync(join(ui, name), Buffer.from(getAsset(`swagger-ui/${name}`)), { mode: 0o400 })
 }
-process.on('exit', () => rmSync(ui, { recursive: true, force: true }))
+// The board page's files likewise.
+const board = mkdtempSync(join(tmpdir(), 'planning-api-board-'))
+for (const name of ['index.html', 'board.css', 'board.js']) writeFileSync(join(board, name), Buffer.from(getAsset(`board/${name}`)), { mode: 0o400 })
+process.on('exit', () => {
+  rmSync(ui, { recursive: true, force: true })
+  rmSync(board, { recursive: true, force: true })
+})
 
 // pino-pretty runs in a worker thread that loads it from node_modules: not in here, so JSON logs.
-start({ demoFixture: JSON.parse(getAsset('demo.json', 'utf8')), documentationFiles: ui, prettyLogs: false }).catch((err) => {
+start({ demoFixture: JSON.parse(getAsset('demo.json', 'utf8')), documentationFiles: ui, boardPageFiles: board, prettyLogs: false }).catch((err) => {
   console.error(err)
   process.exit(1)
 })
