@@ -39,6 +39,11 @@ t.test('the single executable runs alone: demo board, clean stop on SIGTERM', { 
   t.equal(docs.status, 200, 'Swagger UI')
   const css = /href="([^"]+swagger-ui\.css)"/.exec(await docs.text())?.[1]
   t.equal((await fetch(new URL(css!, `${address}/documentation`))).status, 200, 'its static files are embedded')
+  const page = await fetch(`${address}/board`)
+  t.match(await page.text(), /<script type="module" src="board-assets\/board.js">/, 'the board page')
+  const script = await fetch(`${address}/board-assets/board.js`)
+  t.equal(script.status, 200, 'its script is embedded')
+  t.match(await script.text(), /POLL_MS/)
   child.kill('SIGTERM')
   const [code] = await once(child, 'exit')
   t.equal(code, 0, 'clean exit')
