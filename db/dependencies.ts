@@ -3,22 +3,30 @@ import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
 import { actor, announce, issueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
-import { reaches } from './graph.js'
+import { GraphSnapshot } from './graph.js'
 import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import type { IssueRef } from './issue-refs.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { afterCommit, changeVersion, writeTransaction, type Executor } from './transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
 
-/** Whether `from` blocks `to`, directly or through other issues (with `repos`, only through those repositories' issues). */
-const blocks = async (db: Executor, from: number, to: number, repos?: number[]): Promise<boolean> =>
-  await reaches(db, { table: 'dependencies', from: 'blocking_id', to: 'blocked_id' }, from, to, repos)
-
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
 export function createDependenciesRepository (db: Executor, events?: DomainEvents) {
+  const graph = new GraphSnapshot()
+
+  /** The dependency graph as of `version`: kept from the last change made here if nothing was written since, read otherwise. */
+  const graphAt = async (trx: Executor, version: number): Promise<GraphSnapshot> => {
+    if (graph.version !== version) {
+      const edges = await trx.selectFrom('dependencies as d').innerJoin('issues as i', 'i.id', 'd.blocked_id')
+        .select(['d.blocking_id as from', 'd.blocked_id as to', 'i.repo_id']).execute()
+      graph.load(version, edges.map((e) => ({ from: Number(e.from), to: Number(e.to), toRepo: Number(e.repo_id) })))
+    }
+    return graph
+  }
+
   /** Notes the planning change on both sides and announces it in each side's repository. */
   const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, ids: [number, number], user?: User) => {
     await touchPlanning(trx, ids)
@@ -51,26 +59,32 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       return await writeTransaction(db, async (trx) => {
         // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
         await lockFor(trx, 'dependencies')
+        const version = await changeVersion(trx)
         const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
         const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
         const exists = await trx.selectFrom('dependencies').select('seq').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
-        if (exists !== undefined) return dependency
+        if (exists !== undefined) {
+          // Nothing written, but the transaction still moves the counter: the kept graph stays good.
+          afterCommit(trx, (committed) => graph.committed(version, committed, () => {}))
+          return dependency
+        }
         const shared = await trx.selectFrom('workspace_repositories as a').innerJoin('workspace_repositories as b', 'a.workspace_id', 'b.workspace_id')
           .select('a.workspace_id').where('a.repo_id', '=', dependency.blocking.repo_id).where('b.repo_id', '=', dependency.blocked.repo_id).limit(1).executeTakeFirst()
         if (shared === undefined) {
           throw new Invalid(`repositories ${dependency.blocking.repo_id} and ${dependency.blocked.repo_id} are not in the same workspace`)
         }
-        if (await blocks(trx, blocked, blocking)) {
+        const known = await graphAt(trx, version)
+        if (known.reaches(blocked, blocking)) {
           // Say why only when the caller can see the path; otherwise only that it is refused.
-          const repos = await trx.selectFrom('dependencies as d').innerJoin('issues as i', 'i.id', 'd.blocked_id').select('i.repo_id').distinct().execute()
-          if (await blocks(trx, blocked, blocking, repos.map((r) => Number(r.repo_id)).filter(canRead))) {
+          if (known.reaches(blocked, blocking, canRead)) {
             throw new Invalid('this dependency would create a cycle: the blocked issue already blocks the blocking issue, directly or through other issues')
           }
           throw new Invalid('this dependency is refused')
         }
         await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() })
           .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).execute()
+        afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.add(blocking, blocked, dependency.blocked.repo_id)))
         await changed(trx, 'dependency_created', dependency, [blocking, blocked], user)
         return dependency
       })
@@ -80,8 +94,10 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       await writeTransaction(db, async (trx) => {
         const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
         const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
+        const version = await changeVersion(trx)
         const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
+        afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.remove(blocking, blocked)))
         await changed(trx, 'dependency_removed', dependency, [blocking, blocked], user)
       })
     }

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 
 // Written after each build this script runs (tsc leaves its own build info alone when nothing changed).
 const built = 'dist/.built'
-const sources = ['app.ts', 'server.ts', 'config.ts', 'tsconfig.json', 'package.json', 'plugins', 'schemas', 'db', 'services', 'delivery', 'sea', 'cli', 'bench', 'fixtures']
+const sources = ['app.ts', 'server.ts', 'config.ts', 'tsconfig.json', 'package.json', 'plugins', 'schemas', 'db', 'services', 'delivery', 'sea', 'cli', 'bench', 'fixtures', 'board']
 
 function newest (path) {
   if (!existsSync(path)) return 0

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, REPO, OTHER_REPO, PRIVATE_REPO } from './helper.js'
+import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS } from './helper.js'
 
 const dep = (a: [number, number], b: [number, number]) => ({
   blocking: { repo_id: a[0], issue_number: a[1] },
@@ -77,4 +77,20 @@ t.test('other refusals', async (t) => {
     t.equal((await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload })).statusCode, 400, JSON.stringify(payload))
   }
   t.equal((await app.as('alice', { method: 'DELETE', url: '/p1/dependencies' })).statusCode, 400, 'DELETE needs the body')
+})
+
+t.test('the graph kept for cycle checks follows writes made elsewhere', async (t) => {
+  const { join } = await import('node:path')
+  const database = join(t.testdir({}), 'planning.db')
+  const a = await build(t, { database })
+  const b = await build(t, { database, fixture: null })
+  const create = async (app: typeof a, from: number, to: number) =>
+    await app.inject({ method: 'POST', url: '/p1/dependencies', headers: { 'x-authentication-token': TOKENS.alice }, payload: dep([REPO, from], [REPO, to]) })
+  t.equal((await create(a, 1, 2)).statusCode, 200, 'A keeps the graph with 1 → 2')
+  t.equal((await create(b, 2, 3)).statusCode, 200, 'B adds 2 → 3')
+  const refused = await create(a, 3, 1)
+  t.equal(refused.statusCode, 400, 'A sees the edge made through B: 3 → 1 would close a cycle')
+  t.match(refused.json().message, /cycle/)
+  t.equal((await b.inject({ method: 'DELETE', url: '/p1/dependencies', headers: { 'x-authentication-token': TOKENS.alice }, payload: dep([REPO, 2], [REPO, 3]) })).statusCode, 204)
+  t.equal((await create(a, 3, 1)).statusCode, 200, 'and its removal')
 })
