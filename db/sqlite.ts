@@ -75,7 +75,7 @@ export function sqliteKysely (database: SqliteHandle | string): { db: Kysely<Tab
 export function sqliteVersionReader (handle: SqliteHandle): () => number {
   let statement: Database.Statement | undefined
   return () => {
-    statement ??= handle.prepare('SELECT value FROM change_counter WHERE id = 1')
-    return Number((statement.get() as { value: number } | undefined)?.value ?? 0)
+    statement ??= handle.prepare('SELECT value FROM change_counter WHERE id = 1').pluck()
+    return Number(statement.get() ?? 0)
   }
 }
