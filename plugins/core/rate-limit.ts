@@ -107,7 +107,7 @@ function httpDate (): string {
  *
  * One hook of our own rather than @fastify/rate-limit: the hosted API's headers, the 403 and the
  * 304 refund all needed hooks of our own around it, and together they cost a fifth of an unchanged
- * read (README, "Performance").
+ * read (README, "Benchmarks").
  */
 export default fp<RateLimitOptions>(async (fastify, opts) => {
   const redis = fastify.planningRedis
