@@ -123,3 +123,22 @@ t.test('the page under BASE_PATH and under a host app\'s prefix; the demo board\
     await page.close()
   }
 })
+
+t.test('the page\'s files: small, served with their types and a policy, under any prefix', async (t) => {
+  const app = await build(t, { basePath: '/api' })
+  let total = 0
+  for (const [path, type] of [['/api/', /text\/html/], ['/api/board', /text\/html/], ['/api/board-assets/board.js', /text\/javascript/], ['/api/board-assets/board.css', /text\/css/]] as const) {
+    const res = await app.inject({ url: path })
+    t.equal(res.statusCode, 200, path)
+    t.match(res.headers['content-type'], type)
+    t.match(res.headers['content-security-policy'], /default-src 'none'; script-src 'self'/)
+    t.ok(res.headers.etag, 'a reload that changed nothing is a 304')
+    if (path !== '/api/board') total += res.rawPayload.length
+  }
+  t.ok(total < 100 * 1024, `the page's own HTML, JavaScript and CSS: ${total} bytes, under 100 KB`)
+  const bare = await app.inject({ url: '/api' })
+  t.equal(bare.statusCode, 301, 'the prefix without its slash is sent to it, so relative links hold')
+  t.equal(bare.headers.location, 'api/')
+  const off = await build(t, { boardPage: false })
+  t.equal((await off.inject({ url: '/' })).statusCode, 404, 'boardPage: false leaves it out')
+})
