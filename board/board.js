@@ -91,6 +91,7 @@ function choose (value) {
   state.choice = { workspace, repo: Number(repo) }
   state.board = null
   state.etag = null
+  state.issues = new Map()
   sessionStorage.setItem(BOARD_KEY, value)
   history.replaceState(null, '', `#${value}`)
   $('board').hidden = false
@@ -129,6 +130,18 @@ async function learnIssues (board) {
     const res = await api(`/p1/repositories/${state.choice.repo}/issues?issue_numbers=${missing.slice(i, i + 100).join(',')}`)
     for (const issue of await res.json()) state.issues.set(issue.issue_number, { title: issue.title, html_url: issue.html_url })
   }
+  nameRepository()
+}
+
+/** The repository's name (owner/name), read from an issue's page, in the picker and the title. */
+function nameRepository () {
+  const page = state.issues.values().next().value?.html_url
+  if (page === undefined) return
+  const name = new URL(page).pathname.replace(/\/issues\/\d+$/, '').slice(1)
+  const option = $('boards').selectedOptions[0]
+  const workspace = state.workspaces.find((w) => w.id === state.choice.workspace)
+  if (option !== undefined && workspace !== undefined) option.textContent = `${workspace.name} · ${name}`
+  document.title = `${name} · Planning board`
 }
 
 // Drawing the board
@@ -150,7 +163,7 @@ function column (pipeline) {
   name.textContent = pipeline.name
   const counts = document.createElement('small')
   const points = pipeline.issues.reduce((sum, i) => sum + (i.estimate?.value ?? 0), 0)
-  counts.textContent = `${pipeline.issues.length} ${pipeline.issues.length === 1 ? 'issue' : 'issues'} · ${round(points)} pts`
+  counts.textContent = `${pipeline.issues.length} ${pipeline.issues.length === 1 ? 'issue' : 'issues'} · ${pts(round(points))}`
   heading.append(name, counts)
   const list = document.createElement('ul')
   list.className = 'cards'
@@ -164,6 +177,7 @@ function column (pipeline) {
 }
 
 const round = (n) => Math.round(n * 100) / 100
+const pts = (n) => `${n} ${n === 1 ? 'pt' : 'pts'}`
 
 function card (issue) {
   const known = state.issues.get(issue.issue_number)
@@ -188,7 +202,7 @@ function card (issue) {
   const estimate = document.createElement('button')
   estimate.type = 'button'
   estimate.className = 'estimate'
-  estimate.textContent = issue.estimate === undefined ? 'no estimate' : `${issue.estimate.value} pts`
+  estimate.textContent = issue.estimate === undefined ? 'no estimate' : pts(issue.estimate.value)
   estimate.setAttribute('aria-label', `Estimate of #${issue.issue_number}: ${estimate.textContent}. Change`)
   estimate.addEventListener('click', () => editEstimate(li, issue))
   meta.append(estimate)
