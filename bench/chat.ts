@@ -5,12 +5,9 @@ import { buildApp } from '../app.js'
 import { openSqliteFile } from '../db/sqlite.js'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
+import { percentile } from './stats.js'
 
 const TOKEN = 'chat-bench-token-0123456789'
-
-function percentile (sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-}
 
 /** Time from POST /messages/send to receipt on each of 1,000 connected WebSocket clients. */
 export async function benchChat (sockets = 1000, messages = 50): Promise<string[]> {
@@ -61,6 +58,6 @@ export async function benchChat (sockets = 1000, messages = 50): Promise<string[
   const sorted = [...latencies].sort((a, b) => a - b)
   return [
     `chat fan-out to ${sockets.toLocaleString('en')} WebSocket clients, ${messages} messages: ${latencies.length.toLocaleString('en')} receipts, ` +
-    `send-to-receipt p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms`
+    `send-to-receipt p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms`
   ]
 }

@@ -1,9 +1,7 @@
 import { performance } from 'node:perf_hooks'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
-import { random } from './moves.js'
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
+import { percentile, random } from './stats.js'
 
 /**
  * Dependency inserts with their cycle check on a 10,000-edge graph: random edges between 10,000

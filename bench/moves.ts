@@ -2,19 +2,9 @@ import { performance } from 'node:perf_hooks'
 import type { PlanningStore } from '../db/store.js'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
+import { percentile, random } from './stats.js'
 
 type Opened = { store: PlanningStore, close: () => Promise<void> }
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]
-
-/** A deterministic pseudo-random sequence, so every run moves the same issues to the same places. */
-export function random (seed: number): () => number {
-  let state = seed
-  return () => {
-    state = (state * 1103515245 + 12345) % 2147483648
-    return state / 2147483648
-  }
-}
 
 /**
  * Microseconds per move of a random issue to a random index over the whole pipeline, in a

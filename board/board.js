@@ -15,8 +15,7 @@ const state = {
   etag: null,
   issues: new Map(), // number -> { title, html_url }
   dragging: null, // issue number while a card is dragged
-  editing: false,
-  stale: false, // a newer board arrived while dragging or editing
+  editing: false, // an estimate being edited: like a drag, it holds newer boards back until it ends
   timer: null
 }
 
@@ -112,8 +111,7 @@ async function refresh (first = false) {
       await learnIssues(board)
       state.board = board
       state.etag = res.headers.get('etag')
-      if (state.dragging !== null || state.editing) state.stale = true
-      else render()
+      if (state.dragging === null && !state.editing) render()
       if (first) say('')
     }
   } catch (err) {
@@ -147,7 +145,6 @@ function nameRepository () {
 // Drawing the board
 
 function render () {
-  state.stale = false
   const focused = document.activeElement?.closest?.('.card')?.dataset.number
   const columns = state.board.pipelines.map((pipeline) => column(pipeline))
   $('board').replaceChildren(...columns)

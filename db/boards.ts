@@ -149,10 +149,6 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
     return { pipelines }
   }
 
-  // Boards are read far more often than they change (dashboards poll them), so built boards are
-  // kept until anything is written: the change counter moves with every write transaction, in
-  // this process or another (the admin CLI, another server on the same database).
-  const cache = new Map<string, { version: number, board: Board }>()
   const orders = new MoveOrders()
 
   /** The pipeline's order as of `version`: kept from the last move if nothing was written since, read otherwise. */
@@ -166,16 +162,12 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
   }
 
   return {
-    /** The board of one repository in a workspace; callers must not modify what they get. */
-    async board (workspaceId: string, repoId: number, knownVersion?: number): Promise<Board> {
-      const key = `${workspaceId}\u0000${repoId}`
-      const version = knownVersion ?? await changeVersion(db)
-      const hit = cache.get(key)
-      if (hit !== undefined && hit.version === version) return hit.board
-      const board = await buildBoard(workspaceId, repoId)
-      if (cache.size >= 256) cache.delete(cache.keys().next().value!)
-      cache.set(key, { version, board })
-      return board
+    /**
+     * The board of one repository in a workspace, read in a fixed number of statements. Routes keep
+     * its serialized answer until the change counter moves (README, "Conditional requests").
+     */
+    async board (workspaceId: string, repoId: number): Promise<Board> {
+      return await buildBoard(workspaceId, repoId)
     },
 
     /** Moves an issue to a pipeline of the workspace at `position`; one transaction with its events. */

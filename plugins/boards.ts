@@ -63,7 +63,7 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     await requireAccess(request, repoId, 'read')
     return await fastify.planningCachedReply(request, reply, `board:${workspaceId}:${repoId}:${pipelineId ?? ''}`, async () => {
       await workspaceHolding(workspaceId, repoId)
-      return only(await board.board(workspaceId, repoId, await fastify.planningVersion(request)), workspaceId, pipelineId)
+      return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
     })
   })
 
@@ -75,7 +75,7 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     await requireAccess(request, repoId, 'read')
     return await fastify.planningCachedReply(request, reply, `board:oldest:${repoId}:${pipelineId ?? ''}`, async () => {
       const workspaceId = await oldestWorkspace(repoId)
-      return only(await board.board(workspaceId, repoId, await fastify.planningVersion(request)), workspaceId, pipelineId)
+      return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
     })
   })
 

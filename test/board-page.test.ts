@@ -81,7 +81,6 @@ t.test('sign in, see the board, move cards by dragging and by keys, set an estim
   await page.waitForFunction(() => document.querySelector('.column[data-pipeline="pipe-done"] .card[data-number="6"]') !== null, undefined, { timeout: 10_000 })
   t.pass('a move made through the API appears without a reload')
 
-  mkdirSync('.tap', { recursive: true })
   await page.setViewportSize({ width: 390, height: 800 })
   t.ok(await page.locator('.column').first().isVisible(), 'readable at phone width')
   t.same(failed, [], 'no request failed')
