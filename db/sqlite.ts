@@ -67,15 +67,3 @@ export function sqliteKysely (database: SqliteHandle | string): { db: Kysely<Tab
   if (!owned) configure(handle)
   return { db: new Kysely<Tables>({ dialect: new SqliteDialect({ database: dialectHandle(handle, owned) }) }), handle }
 }
-
-/**
- * The change counter read straight from the handle (a few microseconds, no trip through Kysely's
- * executor): what every cached read compares with. Prepared on first use, after the migrations.
- */
-export function sqliteVersionReader (handle: SqliteHandle): () => number {
-  let statement: Database.Statement | undefined
-  return () => {
-    statement ??= handle.prepare('SELECT value FROM change_counter WHERE id = 1').pluck()
-    return Number(statement.get() ?? 0)
-  }
-}

@@ -4,7 +4,8 @@ import type { Kysely } from 'kysely'
 import { migrate, type Engine } from '../../db/migrations/index.js'
 import { postgresKysely } from '../../db/postgres.js'
 import type { Database } from '../../db/schema.js'
-import { sqliteKysely, sqliteVersionReader, type SqliteHandle } from '../../db/sqlite.js'
+import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
+import { sqliteVersionReader } from '../../db/sqlite-version.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 import { changeVersion } from '../../db/transaction.js'
 
@@ -58,7 +59,10 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   fastify.decorateRequest(version, null)
   // On SQLite the counter is read straight from the handle: every cached read does this.
   const readSqlite = sqlite === undefined ? undefined : sqliteVersionReader(sqlite.handle)
-  const read = async () => readSqlite === undefined ? await changeVersion(db) : readSqlite()
+  const read = async () => readSqlite === undefined ? await changeVersion(db) : readSqlite.read()
   fastify.decorate('planningVersion', async (request: FastifyRequest) => await (request[version] ??= read()))
-  fastify.addHook('onClose', async () => { await db.destroy() })
+  fastify.addHook('onClose', async () => {
+    readSqlite?.close()
+    await db.destroy()
+  })
 }, { name: 'planning-database', fastify: '5.x', dependencies: ['planning-events'] })
