@@ -1,3 +1,4 @@
+import './tick-shape.js'
 import closeWithGrace from 'close-with-grace'
 import { buildApp, type BuildOptions } from './app.js'
 import { ConfigError, loadConfig, type ServerConfig } from './config.js'
