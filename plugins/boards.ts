@@ -57,11 +57,10 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p2/workspaces/:workspace_id/repositories/:repo_id/board', {
     schema: { tags, summary: 'Board of a workspace for one repository', params: WorkspaceRepoParams, querystring: BoardQuery, response: { 200: Board, ...errorResponses } }
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { workspace_id: workspaceId, repo_id: repoId } = request.params
     const pipelineId = request.query.pipeline_id
-    await requireAccess(request, repoId, 'read')
-    return await fastify.planningCachedReply(request, reply, `board:${workspaceId}:${repoId}:${pipelineId ?? ''}`, async () => {
+    return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${pipelineId ?? ''}`, async () => {
       await workspaceHolding(workspaceId, repoId)
       return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
     })
@@ -69,11 +68,10 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p1/repositories/:repo_id/board', {
     schema: { tags, summary: 'Board of the oldest workspace holding the repository', params: RepoParams, querystring: BoardQuery, response: { 200: Board, ...errorResponses } }
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { repo_id: repoId } = request.params
     const pipelineId = request.query.pipeline_id
-    await requireAccess(request, repoId, 'read')
-    return await fastify.planningCachedReply(request, reply, `board:oldest:${repoId}:${pipelineId ?? ''}`, async () => {
+    return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${pipelineId ?? ''}`, async () => {
       const workspaceId = await oldestWorkspace(repoId)
       return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
     })

@@ -31,10 +31,9 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p1/repositories/:repo_id/issues/:issue_number', {
     schema: { tags, summary: 'Get issue data', params: IssueParams, response: { 200: IssueData, ...errorResponses } }
-  }, async (request, reply) => {
+  }, (request, reply) => {
     const { repo_id: repoId, issue_number: number } = request.params
-    await requireAccess(request, repoId, 'read')
-    return await fastify.planningCachedReply(request, reply, `issue:${repoId}:${number}`, async () => await repo.data(repoId, number))
+    return fastify.planningCachedRead(request, reply, repoId, `issue:${repoId}:${number}`, async () => await repo.data(repoId, number))
   })
 
   fastify.get('/p1/repositories/:repo_id/issues/:issue_number/events', {

@@ -70,8 +70,9 @@ const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify,
     })
   }
 
-  fastify.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.selfAuthenticated !== true) await fastify.planningAuth.requireUser(request)
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.routeOptions.config.selfAuthenticated === true) done()
+    else fastify.planningAuth.requireUser(request, reply, done)
   })
   fastify.addHook('onClose', async () => hub.closeAll(1001, 'server shutting down'))
   if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.liveSockets.count = () => hub.size

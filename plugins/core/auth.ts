@@ -1,5 +1,5 @@
 import { httpErrors } from '@fastify/sensible'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { Forbidden, NotFound } from '../../db/errors.js'
 import type { Repository } from '../../db/repositories.js'
@@ -7,12 +7,14 @@ import { hashToken, LEVELS, type AccessLevel, type User } from '../../db/users.j
 
 const resolved = Symbol('planningUserResolved')
 const readable = Symbol('planningReadable')
+const settled = Symbol('planningUserSettled')
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** the user behind the request's token, once `planningAuth.user()` or `requireUser` ran */
     planningUser: User | null
     [resolved]: Promise<User | null> | null
+    [settled]: boolean
     [readable]: Promise<Set<number>> | null
   }
   interface FastifyInstance {
@@ -25,13 +27,17 @@ export interface PlanningAuth {
   tokenOf: (request: FastifyRequest) => string | undefined
   /** The request's user, or null; looked up once per request. */
   user: (request: FastifyRequest) => Promise<User | null>
-  /** onRequest hook for routes that need a user: 401 without a valid token. */
-  requireUser: (request: FastifyRequest) => Promise<void>
+  /** The same when it is known without waiting (the counter read from SQLite, the token cached); else undefined. */
+  userNow: (request: FastifyRequest) => User | null | undefined
+  /** onRequest hook (callback style) for routes that need a user: 401 without a valid token. */
+  requireUser: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
   /**
    * The repository if the request's user has `level` on it. No read access answers 404 exactly
    * as for a repository that does not exist; read access without the level needed answers 403.
    */
   requireAccess: (request: FastifyRequest, repoId: number, level: AccessLevel) => Promise<Repository>
+  /** The same decided without waiting (it throws the same errors), or undefined when it takes a query. */
+  accessNow: (request: FastifyRequest, repoId: number, level: AccessLevel) => Repository | undefined
   /**
    * The user's readable repositories, looked up once per request (one query, whatever the count);
    * callers filter with `set.has(repoId)`.
@@ -80,6 +86,7 @@ export default fp(async (fastify) => {
 
   fastify.decorateRequest('planningUser', null)
   fastify.decorateRequest(resolved, null)
+  fastify.decorateRequest(settled, false)
   fastify.decorateRequest(readable, null)
 
   const tokenOf = (request: FastifyRequest): string | undefined => {
@@ -112,18 +119,47 @@ export default fp(async (fastify) => {
     const digest = digestOf(request, token)
     const hit = known.users.get(digest)
     request.planningUser = hit !== undefined ? hit : remember(known.users, digest, await users.findByToken(token) ?? null)
+    request[settled] = true
     return request.planningUser
   }
-  const user = async (request: FastifyRequest): Promise<User | null> => await (request[resolved] ??= resolve(request))
+  const userNow = (request: FastifyRequest): User | null | undefined => {
+    if (request[settled]) return request.planningUser
+    const token = tokenOf(request)
+    if (token !== undefined) {
+      const version = fastify.planningVersionNow(request)
+      if (version === undefined) return undefined
+      const hit = cache.at(version).users.get(digestOf(request, token))
+      if (hit === undefined) return undefined
+      request.planningUser = hit
+    }
+    request[settled] = true
+    return request.planningUser
+  }
+  const user = async (request: FastifyRequest): Promise<User | null> => {
+    const now = userNow(request)
+    return now !== undefined ? now : await (request[resolved] ??= resolve(request))
+  }
+  const unauthorized = (request: FastifyRequest) => httpErrors.unauthorized(tokenOf(request) === undefined
+    ? 'an API token is required (X-Authentication-Token header, access_token query parameter or Authorization: Bearer)'
+    : 'the API token is not valid')
+  const decide = (access: { repo: Repository | undefined, level: number }, repoId: number, level: AccessLevel): Repository => {
+    const { repo, level: has } = access
+    if (repo === undefined || has < LEVELS.read) throw repositoryNotFound(repoId)
+    if (has < LEVELS[level]) throw new Forbidden(`${level} permission on repository ${repoId} is required`)
+    return repo
+  }
 
   const auth: PlanningAuth = {
     tokenOf,
     user,
-    async requireUser (request) {
-      if (await user(request) !== null) return
-      throw httpErrors.unauthorized(tokenOf(request) === undefined
-        ? 'an API token is required (X-Authentication-Token header, access_token query parameter or Authorization: Bearer)'
-        : 'the API token is not valid')
+    userNow,
+    requireUser (request, _reply, done) {
+      const now = userNow(request)
+      if (now === undefined) {
+        user(request).then((found) => { done(found === null ? unauthorized(request) : undefined) }, done)
+        return
+      }
+      done(now === null ? unauthorized(request) : undefined)
     },
     async requireAccess (request, repoId, level) {
       const current = await user(request)
@@ -135,10 +171,15 @@ export default fp(async (fastify) => {
         const repo = await repositories.byId(repoId)
         access = remember(known.access, key, { repo, level: repo === undefined ? 0 : await users.level(current.id, repoId) })
       }
-      const { repo, level: has } = access
-      if (repo === undefined || has < LEVELS.read) throw repositoryNotFound(repoId)
-      if (has < LEVELS[level]) throw new Forbidden(`${level} permission on repository ${repoId} is required`)
-      return repo
+      return decide(access, repoId, level)
+    },
+    accessNow (request, repoId, level) {
+      const current = userNow(request)
+      if (current === undefined) return undefined
+      if (current === null) throw httpErrors.unauthorized('the API token is not valid')
+      const version = fastify.planningVersionNow(request)
+      const access = version === undefined ? undefined : cache.at(version).access.get(`${current.id}:${repoId}`)
+      return access === undefined ? undefined : decide(access, repoId, level)
     },
     async readable (request) {
       const current = await user(request)

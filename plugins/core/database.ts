@@ -33,9 +33,11 @@ declare module 'fastify' {
      * of what the database holds compare it to know whether anything was written since.
      */
     planningVersion: (request: FastifyRequest) => Promise<number>
+    /** The same counter when it can be had without waiting (on SQLite); undefined on PostgreSQL. */
+    planningVersionNow: (request: FastifyRequest) => number | undefined
   }
   interface FastifyRequest {
-    [version]: Promise<number> | null
+    [version]: number | Promise<number> | null
   }
 }
 
@@ -59,8 +61,19 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   fastify.decorateRequest(version, null)
   // On SQLite the counter is read straight from the handle: every cached read does this.
   const readSqlite = sqlite === undefined ? undefined : sqliteVersionReader(sqlite.handle)
-  const read = async () => readSqlite === undefined ? await changeVersion(db) : readSqlite.read()
-  fastify.decorate('planningVersion', async (request: FastifyRequest) => await (request[version] ??= read()))
+  const now = (request: FastifyRequest): number | undefined => {
+    const known = request[version]
+    if (typeof known === 'number') return known
+    if (known !== null || readSqlite === undefined) return undefined
+    return (request[version] = readSqlite.read())
+  }
+  fastify.decorate('planningVersionNow', now)
+  fastify.decorate('planningVersion', async (request: FastifyRequest) => {
+    const known = now(request)
+    if (known !== undefined) return known
+    request[version] ??= changeVersion(db)
+    return await request[version]
+  })
   fastify.addHook('onClose', async () => {
     readSqlite?.close()
     await db.destroy()

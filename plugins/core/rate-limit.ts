@@ -2,6 +2,7 @@ import { httpErrors } from '@fastify/sensible'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Redis } from 'ioredis'
+import type { User } from '../../db/users.js'
 
 export interface RateLimitOptions {
   /** requests per window per token (per client address without one) */
@@ -121,26 +122,46 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     reply.header('x-ratelimit-reset', Math.ceil(window.resetAt / 1000))
   }
 
-  fastify.addHook('onRequest', async (request, reply) => {
-    reply.header('date', httpDate())
-    // Probes (health, readiness) are not counted: a load balancer must never be refused.
-    if (request.routeOptions.config.probe === true) return
-    const user = await fastify.planningAuth.user(request)
-    const key = user === null ? `ip:${request.ip}` : `user:${user.id}`
-    let window: Window
-    try {
-      window = await store.incr(key)
-    } catch (err) {
-      request.log.error({ err }, 'rate limit store unreachable; request served uncounted')
-      return
-    }
+  /** Counts the request in its window: the 403 past the limit, or undefined. */
+  const count = (request: FastifyRequest, reply: FastifyReply, key: string, window: Window): Error | undefined => {
     request[counted] = { key, window }
     headers(reply, window)
-    if (window.count > opts.max) {
-      fastify.planningMetrics?.rateLimited()
-      const after = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000))
-      throw httpErrors.forbidden(`API rate limit exceeded: ${opts.max} requests per ${seconds} s; retry after ${after} s`)
+    if (window.count <= opts.max) return undefined
+    fastify.planningMetrics?.rateLimited()
+    const after = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000))
+    return httpErrors.forbidden(`API rate limit exceeded: ${opts.max} requests per ${seconds} s; retry after ${after} s`)
+  }
+  const unreachable = (request: FastifyRequest, err: unknown) => {
+    request.log.error({ err }, 'rate limit store unreachable; request served uncounted')
+  }
+  const limit = (request: FastifyRequest, reply: FastifyReply, user: User | null, done: HookHandlerDoneFunction) => {
+    const key = user === null ? `ip:${request.ip}` : `user:${user.id}`
+    let window: Window | Promise<Window>
+    try {
+      window = store.incr(key)
+    } catch (err) {
+      unreachable(request, err)
+      done()
+      return
     }
+    if (window instanceof Promise) {
+      window.then((counted) => { done(count(request, reply, key, counted)) }, (err: unknown) => { unreachable(request, err); done() })
+    } else {
+      done(count(request, reply, key, window))
+    }
+  }
+
+  // Callback style, so that an unchanged read on SQLite is counted without waiting on a promise.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header('date', httpDate())
+    // Probes (health, readiness) are not counted: a load balancer must never be refused.
+    if (request.routeOptions.config.probe === true) {
+      done()
+      return
+    }
+    const user = fastify.planningAuth.userNow(request)
+    if (user !== undefined) limit(request, reply, user, done)
+    else fastify.planningAuth.user(request).then((found) => { limit(request, reply, found, done) }, done)
   })
   fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction) => {
     const mine = request[counted]

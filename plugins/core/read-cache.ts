@@ -7,12 +7,14 @@ interface Entry { version: number, body: Buffer, etag: string }
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Answers a read from bytes kept since the data behind it last changed: `build` runs (and its
-     * value is serialized with the route's response schema) only when the change counter moved
-     * since the bytes under `key` were made. `key` must name everything the answer depends on
-     * except the caller's permissions, which are checked before this is called.
+     * Answers a read of repository `repoId` (read access checked first) from bytes kept since the
+     * data behind it last changed: `build` runs (and its value is serialized with the route's
+     * response schema) only when the change counter moved since the bytes under `key` were made.
+     * `key` must name everything the answer depends on except the caller's permissions. When the
+     * counter, the access and the bytes are all at hand (SQLite, nothing written since) it answers
+     * at once and returns undefined, without a promise; otherwise it returns the wait.
      */
-    planningCachedReply: (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => Promise<FastifyReply>
+    planningCachedRead: (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => Promise<void> | undefined
   }
 }
 
@@ -27,7 +29,9 @@ const MAX_ENTRIES = 5000
 export default fp(async (fastify) => {
   const entries = new Map<string, Entry>()
 
-  fastify.decorate('planningCachedReply', async (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => {
+  const send = (reply: FastifyReply, entry: Entry) => reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
+
+  const cachedReply = async (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => {
     const version = await fastify.planningVersion(request)
     let entry = entries.get(key)
     if (entry === undefined || entry.version !== version) {
@@ -40,6 +44,20 @@ export default fp(async (fastify) => {
         entries.set(key, entry)
       }
     }
-    return await reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
+    send(reply, entry)
+  }
+
+  fastify.decorate('planningCachedRead', (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => {
+    if (fastify.planningAuth.accessNow(request, repoId, 'read') !== undefined) {
+      const entry = entries.get(key)
+      if (entry !== undefined && entry.version === fastify.planningVersionNow(request)) {
+        send(reply, entry)
+        return undefined
+      }
+    }
+    return (async () => {
+      await fastify.planningAuth.requireAccess(request, repoId, 'read')
+      await cachedReply(request, reply, key, build)
+    })()
   })
-}, { name: 'planning-read-cache', fastify: '5.x', dependencies: ['planning-database'] })
+}, { name: 'planning-read-cache', fastify: '5.x', dependencies: ['planning-database', 'planning-auth'] })
