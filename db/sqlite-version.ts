@@ -35,18 +35,28 @@ export function sqliteVersionReader (handle: SqliteHandle): VersionReader {
   }
   const shm = sharedMemory(handle)
   if (shm === undefined) return { read: query, shared: false, close () {} }
-  const seen = Buffer.alloc(COPY)
   const now = Buffer.alloc(HEADER)
+  // 32-bit words, compared in JavaScript: cheaper than two calls into Buffer.compare.
+  const words = new Uint32Array(now.buffer, now.byteOffset, HEADER / 4)
+  const seen = new Uint32Array(COPY / 4)
   let version: number | undefined
+  const same = (): boolean => {
+    for (let i = 0; i < seen.length; i++) if (words[i] !== seen[i]) return false
+    return true
+  }
+  const whole = (): boolean => {
+    if (!shm.read(now) || words[0] !== WAL_INDEX_VERSION || now[12] !== 1) return false
+    for (let i = 0; i < seen.length; i++) if (words[i] !== words[i + seen.length]) return false
+    return true
+  }
   return {
     read () {
-      const whole = shm.read(now) && now.readUInt32LE(0) === WAL_INDEX_VERSION && now[12] === 1 &&
-        now.compare(now, 0, COPY, COPY, HEADER) === 0
-      if (whole && version !== undefined && now.compare(seen, 0, COPY, 0, COPY) === 0) return version
+      const valid = whole()
+      if (valid && version !== undefined && same()) return version
       // The header is read before the counter: a commit in between only makes the next read query again.
       const value = query()
-      version = whole ? value : undefined
-      if (whole) now.copy(seen, 0, 0, COPY)
+      version = valid ? value : undefined
+      if (valid) seen.set(words.subarray(0, seen.length))
       return value
     },
     get shared () { return shm.usable },

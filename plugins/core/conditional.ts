@@ -25,10 +25,10 @@ export function noneMatch (header: string | undefined, etag: string): boolean {
 /** The payload to send: as it is, or '' when the request's If-None-Match matches its tag (a 304). */
 function conditional (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if (reply.statusCode !== 200 || (request.method !== 'GET' && request.method !== 'HEAD')) return payload
-  if (request.routeOptions.config?.etag === false) return payload
   let etag = reply.getHeader('etag') as string | undefined
   if (etag === undefined) {
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload
+    if (request.routeOptions.config?.etag === false) return payload
     etag = etagOf(payload)
     reply.header('etag', etag)
   }

@@ -87,22 +87,10 @@ declare module 'fastify' {
   }
 }
 
-/** The Date header's value, made once per second. */
-let dateSecond = -1
-let dateValue = ''
-function httpDate (): string {
-  const now = Date.now()
-  if (Math.floor(now / 1000) !== dateSecond) {
-    dateSecond = Math.floor(now / 1000)
-    dateValue = new Date(now).toUTCString()
-  }
-  return dateValue
-}
-
 /**
  * 100 requests per minute per token by default (per client address without one). Every response
- * (errors and 404s included) carries X-RateLimit-Limit, X-RateLimit-Used, X-RateLimit-Reset (UTC
- * epoch seconds) and Date; past the limit the answer is 403, as the hosted API's was. A 304 (an
+ * (errors and 404s included) carries X-RateLimit-Limit, X-RateLimit-Used and X-RateLimit-Reset (UTC
+ * epoch seconds), beside the Date that Node adds; past the limit the answer is 403, as the hosted API's was. A 304 (an
  * unchanged answer to a conditional request) is not counted, as GitHub does not count them: its
  * request is given back. Redis unreachable: requests are served rather than refused (and logged).
  *
@@ -153,7 +141,6 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
 
   // Callback style, so that an unchanged read on SQLite is counted without waiting on a promise.
   fastify.addHook('onRequest', (request, reply, done) => {
-    reply.header('date', httpDate())
     // Probes (health, readiness) are not counted: a load balancer must never be refused.
     if (request.routeOptions.config.probe === true) {
       done()
