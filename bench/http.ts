@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
 import { startProcess, type ServerProcess } from './processes.js'
+import { percentile } from './stats.js'
 
 export const TOKEN = 'bench-token-0123456789'
 export const WORKSPACE = 'bench0000000000000000000'
@@ -75,7 +76,11 @@ export async function compare (label: string, urls: string[], path: string, seco
   }
   const [a, b] = [mean(ours.map((l) => l.rps)), mean(theirs.map((l) => l.rps))]
   const ms = (loads: Load[]) => `p50 ${mean(loads.map((l) => l.p50)).toFixed(1)} ms, p99 ${mean(loads.map((l) => l.p99)).toFixed(1)} ms`
-  return `${label} (${body.length.toLocaleString('en')} bytes): ${a.toFixed(0)} req/s (${ms(ours)}); bare node:http ${b.toFixed(0)} req/s (${ms(theirs)}); ratio ${(a / b).toFixed(2)}`
+  // Each round is compared with the bare round right after it, and the median taken: the machine's
+  // speed drifts between rounds, and a ratio of means would mix rounds run at different speeds.
+  const ratios = ours.map((l, i) => l.rps / theirs[i].rps).sort((x, y) => x - y)
+  const spread = `median of ${rounds} rounds, range ${ratios[0].toFixed(2)}-${ratios[ratios.length - 1].toFixed(2)}`
+  return `${label} (${body.length.toLocaleString('en')} bytes): ${a.toFixed(0)} req/s (${ms(ours)}); bare node:http ${b.toFixed(0)} req/s (${ms(theirs)}); ratio ${percentile(ratios, 0.5).toFixed(2)} (${spread})`
 }
 
 /** Starts `count` API instances with these options, each its own process. */

@@ -5,7 +5,7 @@ import { benchMoves } from './moves.js'
 import { benchPostgres } from './postgres.js'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 3)
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const only = process.env.BENCH_ONLY?.split(',')
 const wanted = (name: string) => only === undefined || only.includes(name)
 

@@ -55,24 +55,46 @@ export function repositoryNotFound (repoId: number): Error {
  * Tokens, repositories and permission levels as last read, kept while the change counter stays
  * where it was: every write (a new token, a permission, a deleted user) moves it and empties this.
  */
+const MAX_CACHED = 10_000
+
+interface Access { repo: Repository | undefined, level: number }
+
 class AccessCache {
   version = -1
   readonly users = new Map<string, User | null>()
-  readonly access = new Map<string, { repo: Repository | undefined, level: number }>()
+  /** by user id, then repository id (numbers all the way: no key string per request) */
+  private readonly access = new Map<number, Map<number, Access>>()
+  private accessCount = 0
   readonly readable = new Map<number, Set<number>>()
 
   at (version: number): this {
     if (version !== this.version) {
       this.version = version
       this.users.clear()
-      this.access.clear()
+      this.clearAccess()
       this.readable.clear()
     }
     return this
   }
-}
 
-const MAX_CACHED = 10_000
+  accessOf (userId: number, repoId: number): Access | undefined {
+    return this.access.get(userId)?.get(repoId)
+  }
+
+  rememberAccess (userId: number, repoId: number, access: Access): Access {
+    if (this.accessCount >= MAX_CACHED) this.clearAccess()
+    let byRepo = this.access.get(userId)
+    if (byRepo === undefined) this.access.set(userId, byRepo = new Map())
+    byRepo.set(repoId, access)
+    this.accessCount++
+    return access
+  }
+
+  private clearAccess (): void {
+    this.access.clear()
+    this.accessCount = 0
+  }
+}
 
 export default fp(async (fastify) => {
   const { users, repositories } = fastify.planningStore
@@ -142,7 +164,7 @@ export default fp(async (fastify) => {
   const unauthorized = (request: FastifyRequest) => httpErrors.unauthorized(tokenOf(request) === undefined
     ? 'an API token is required (X-Authentication-Token header, access_token query parameter or Authorization: Bearer)'
     : 'the API token is not valid')
-  const decide = (access: { repo: Repository | undefined, level: number }, repoId: number, level: AccessLevel): Repository => {
+  const decide = (access: Access, repoId: number, level: AccessLevel): Repository => {
     const { repo, level: has } = access
     if (repo === undefined || has < LEVELS.read) throw repositoryNotFound(repoId)
     if (has < LEVELS[level]) throw new Forbidden(`${level} permission on repository ${repoId} is required`)
@@ -165,11 +187,10 @@ export default fp(async (fastify) => {
       const current = await user(request)
       if (current === null) throw httpErrors.unauthorized('the API token is not valid')
       const known = await cached(request)
-      const key = `${current.id}:${repoId}`
-      let access = known.access.get(key)
+      let access = known.accessOf(current.id, repoId)
       if (access === undefined) {
         const repo = await repositories.byId(repoId)
-        access = remember(known.access, key, { repo, level: repo === undefined ? 0 : await users.level(current.id, repoId) })
+        access = known.rememberAccess(current.id, repoId, { repo, level: repo === undefined ? 0 : await users.level(current.id, repoId) })
       }
       return decide(access, repoId, level)
     },
@@ -178,7 +199,7 @@ export default fp(async (fastify) => {
       if (current === undefined) return undefined
       if (current === null) throw httpErrors.unauthorized('the API token is not valid')
       const version = fastify.planningVersionNow(request)
-      const access = version === undefined ? undefined : cache.at(version).access.get(`${current.id}:${repoId}`)
+      const access = version === undefined ? undefined : cache.at(version).accessOf(current.id, repoId)
       return access === undefined ? undefined : decide(access, repoId, level)
     },
     async readable (request) {
