@@ -66,6 +66,9 @@ export async function compare (label: string, urls: string[], path: string, seco
   const ours: Load[] = []
   const theirs: Load[] = []
   try {
+    // One round each first, not counted: both reach steady state (JIT tiers, socket buffers) before timing.
+    await loadAll(urls, path, seconds)
+    await loadAll([bare.url], path, seconds)
     for (let round = 0; round < rounds; round++) {
       ours.push(await loadAll(urls, path, seconds))
       theirs.push(await loadAll([bare.url], path, seconds))
@@ -78,6 +81,7 @@ export async function compare (label: string, urls: string[], path: string, seco
   const ms = (loads: Load[]) => `p50 ${mean(loads.map((l) => l.p50)).toFixed(1)} ms, p99 ${mean(loads.map((l) => l.p99)).toFixed(1)} ms`
   // Each round is compared with the bare round right after it, and the median taken: the machine's
   // speed drifts between rounds, and a ratio of means would mix rounds run at different speeds.
+  if (process.env.BENCH_VERBOSE !== undefined) console.log(`  ${label}: rounds ${ours.map((l, i) => (l.rps / theirs[i].rps).toFixed(2)).join(' ')}`)
   const ratios = ours.map((l, i) => l.rps / theirs[i].rps).sort((x, y) => x - y)
   const spread = `median of ${rounds} rounds, range ${ratios[0].toFixed(2)}-${ratios[ratios.length - 1].toFixed(2)}`
   return `${label} (${body.length.toLocaleString('en')} bytes): ${a.toFixed(0)} req/s (${ms(ours)}); bare node:http ${b.toFixed(0)} req/s (${ms(theirs)}); ratio ${percentile(ratios, 0.5).toFixed(2)} (${spread})`
