@@ -60,6 +60,11 @@ export interface PlanningCoreOptions {
   rateLimit?: RateLimitOptions | false
   /** the demo fixture itself, instead of the bundled file */
   demoFixture?: unknown
+  /**
+   * Write unchanged board and issue-data reads straight to the socket, past the app's onSend hooks
+   * (default false here; `buildApp` and the server turn it on). README, "Use as a Fastify plugin".
+   */
+  directReads?: boolean
 }
 
 export interface PlanningApiOptions extends PlanningCoreOptions {
@@ -108,7 +113,7 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     fastify.log.warn('PostgreSQL without REDIS_URL: rate limits and the chat live feed are per instance; set REDIS_URL when running several')
   }
   await fastify.register(authPlugin)
-  await fastify.register(readCachePlugin)
+  await fastify.register(readCachePlugin, { direct: opts.directReads === true })
   // Before the rate limit: its onSend must see a 304 to leave it uncounted.
   await fastify.register(conditionalPlugin)
   if (opts.rateLimit !== false) {
@@ -237,7 +242,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
     app.setErrorHandler(errorReply)
     app.addHook('onSend', closeAfterUnreadBody)
   }
-  await app.register(planningApi, { ...apiOptions, prefix: basePath ?? '' })
+  await app.register(planningApi, { directReads: true, ...apiOptions, prefix: basePath ?? '' })
   return app
 }
 

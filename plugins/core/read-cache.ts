@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import type { OutgoingHttpHeaders } from 'node:http'
 import { etagOf } from './conditional.js'
 
 interface Entry { version: number, body: Buffer, etag: string }
@@ -19,6 +20,17 @@ declare module 'fastify' {
 }
 
 const MAX_ENTRIES = 5000
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export interface ReadCacheOptions {
+  /**
+   * Write an unchanged GET (no If-None-Match) straight to the socket: the headers set so far
+   * (rate limit, CORS), the tag, the type, the length and the bytes. Fastify's onResponse hooks
+   * and request log still run; onSend hooks do not, so a host app's compression or added headers
+   * would miss these answers. Off unless asked for.
+   */
+  direct?: boolean
+}
 
 /**
  * Serialized answers (boards, issue data) kept per instance and keyed on the change counter, so
@@ -26,10 +38,20 @@ const MAX_ENTRIES = 5000
  * (this process, the admin CLI, another instance on the same database) moves the counter and the
  * next read rebuilds. Each entry keeps its ETag, made once with the bytes.
  */
-export default fp(async (fastify) => {
+export default fp<ReadCacheOptions>(async (fastify, opts) => {
   const entries = new Map<string, Entry>()
 
-  const send = (reply: FastifyReply, entry: Entry) => reply.header('etag', entry.etag).type('application/json; charset=utf-8').send(entry.body)
+  const send = (reply: FastifyReply, entry: Entry) => reply.header('etag', entry.etag).type(JSON_TYPE).send(entry.body)
+  const write = (reply: FastifyReply, entry: Entry) => {
+    const headers = reply.getHeaders()
+    headers.etag = entry.etag
+    headers['content-type'] = JSON_TYPE
+    headers['content-length'] = entry.body.length
+    reply.hijack()
+    reply.raw.writeHead(200, headers as OutgoingHttpHeaders)
+    reply.raw.end(entry.body)
+  }
+  const direct = opts.direct === true
 
   const cachedReply = async (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => {
     const version = await fastify.planningVersion(request)
@@ -51,7 +73,8 @@ export default fp(async (fastify) => {
     if (fastify.planningAuth.accessNow(request, repoId, 'read') !== undefined) {
       const entry = entries.get(key)
       if (entry !== undefined && entry.version === fastify.planningVersionNow(request)) {
-        send(reply, entry)
+        if (direct && request.method === 'GET' && request.headers['if-none-match'] === undefined) write(reply, entry)
+        else send(reply, entry)
         return undefined
       }
     }
