@@ -39,26 +39,17 @@ t.test('the counter follows writes through the same handle, another handle and a
   t.equal(reader.read(), start + 4, 'a write after the WAL was checkpointed and restarted')
 })
 
-t.test('the reader queries every time where there is no -shm file to look at', async (t) => {
-  const { db, handle } = await migrated(':memory:')
-  t.teardown(() => db.destroy())
-  const reader = sqliteVersionReader(handle)
-  t.equal(reader.shared, false)
-  const start = reader.read()
-  bump(handle)
-  t.equal(reader.read(), start + 1)
-  reader.close()
-})
-
-t.test('exclusive locking keeps no shared header: the reader queries instead', async (t) => {
-  const path = join(t.testdir({}), 'planning.db')
-  const { db, handle } = await migrated(path)
-  t.teardown(() => db.destroy())
-  handle.pragma('locking_mode = EXCLUSIVE')
-  const reader = sqliteVersionReader(handle)
-  t.equal(reader.shared, false)
-  const start = reader.read()
-  bump(handle)
-  t.equal(reader.read(), start + 1)
-  reader.close()
-})
+// No shared header to look at: `:memory:`, and exclusive locking (its WAL index lives in the process).
+for (const [name, exclusive] of [['in memory', false], ['under exclusive locking', true]] as const) {
+  t.test(`${name}, the reader queries every time`, async (t) => {
+    const { db, handle } = await migrated(exclusive ? join(t.testdir({}), 'planning.db') : ':memory:')
+    t.teardown(() => db.destroy())
+    if (exclusive) handle.pragma('locking_mode = EXCLUSIVE')
+    const reader = sqliteVersionReader(handle)
+    t.equal(reader.shared, false)
+    const start = reader.read()
+    bump(handle)
+    t.equal(reader.read(), start + 1)
+    reader.close()
+  })
+}

@@ -51,14 +51,14 @@ export function repositoryNotFound (repoId: number): Error {
   return new NotFound(`repository ${repoId} not found`)
 }
 
-/**
- * Tokens, repositories and permission levels as last read, kept while the change counter stays
- * where it was: every write (a new token, a permission, a deleted user) moves it and empties this.
- */
 const MAX_CACHED = 10_000
 
 interface Access { repo: Repository | undefined, level: number }
 
+/**
+ * Tokens, repositories and permission levels as last read, kept while the change counter stays
+ * where it was: every write (a new token, a permission, a deleted user) moves it and empties this.
+ */
 class AccessCache {
   version = -1
   readonly users = new Map<string, User | null>()
