@@ -1,47 +1,73 @@
-import './tick-shape.js'
 import cors from '@fastify/cors'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { STATUS_CODES, type ServerOptions } from 'node:http'
-import type { SocketLimits } from './config.js'
+import type { SignInConfig, SocketLimits, TrustProxy } from './config.js'
+import type { Engine } from './db/migrations/index.js'
+import type { DomainEvents } from './db/domain-events.js'
 import type { SqliteHandle } from './db/sqlite.js'
-import adminPlugin from './plugins/admin.js'
-import authPlugin from './plugins/core/auth.js'
-import boardPagePlugin from './plugins/board-page.js'
+import type { PlanningStore } from './db/store.js'
+import type { Credential } from './db/tokens.js'
+import type { User } from './db/users.js'
+import accountPlugin from './plugins/account.js'
+import type { HostedImportOptions } from './plugins/admin-hosted-imports.js'
+import authPlugin, { type PlanningAuth } from './plugins/core/auth.js'
+import boardReadsPlugin from './plugins/board-reads.js'
 import boardsPlugin from './plugins/boards.js'
-import chatPlugin, { type ChatPluginOptions } from './plugins/chat/index.js'
 import conditionalPlugin from './plugins/core/conditional.js'
 import databasePlugin from './plugins/core/database.js'
+import { SecretBox } from './db/secret-box.js'
 import dependenciesPlugin from './plugins/dependencies.js'
-import documentationPlugin from './plugins/core/documentation.js'
 import domainEventsPlugin from './plugins/core/domain-events.js'
 import epicsPlugin from './plugins/epics.js'
 import healthPlugin from './plugins/core/health.js'
+import hostsPlugin, { type HostOptions } from './plugins/core/hosts.js'
 import metricsPlugin from './plugins/core/metrics.js'
 import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/core/errors.js'
-import integrationsPlugin from './plugins/integrations.js'
 import issuesPlugin from './plugins/issues.js'
+import { lazyPlugin } from './plugins/core/lazy.js'
+import type { AdminPluginOptions } from './plugins/admin.js'
+import type { BoardPageOptions } from './plugins/board-page.js'
+import type { ChatPluginOptions } from './plugins/chat/index.js'
+import type { DocumentationOptions } from './plugins/core/documentation.js'
+import type { TwoWaySyncOptions } from './plugins/two-way-sync.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
 import readCachePlugin from './plugins/core/read-cache.js'
 import redisPlugin from './plugins/core/redis.js'
 import releasesPlugin from './plugins/releases.js'
-import seedPlugin from './plugins/core/seed.js'
+import reportsPlugin from './plugins/reports.js'
+import seedPlugin, { SEED_TIMEOUT_MS, type DemoToken } from './plugins/core/seed.js'
+import signInUpkeepPlugin from './plugins/core/sign-in-upkeep.js'
+import sprintsPlugin from './plugins/sprints.js'
 import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
 
+// Imported when registered (plugins/core/lazy.ts): importing the package stays quick.
+const adminPlugin = lazyPlugin<AdminPluginOptions>(async () => await import('./plugins/admin.js'))
+const boardPagePlugin = lazyPlugin<BoardPageOptions>(async () => await import('./plugins/board-page.js'))
+const chatPlugin = lazyPlugin<ChatPluginOptions>(async () => await import('./plugins/chat/index.js'))
+const documentationPlugin = lazyPlugin<DocumentationOptions>(async () => await import('./plugins/core/documentation.js'))
+const integrationsPlugin = lazyPlugin(async () => await import('./plugins/integrations.js'))
+const twoWaySyncPlugin = lazyPlugin<TwoWaySyncOptions>(async () => await import('./plugins/two-way-sync.js'))
+const signInPlugin = lazyPlugin<SignInConfig>(async () => await import('./plugins/sign-in/index.js'))
+
 /** The domains of the API; `planningApi({ domains })` registers a subset. */
-export const DOMAINS = ['issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'webhooks', 'chat', 'integrations', 'admin'] as const
+export const DOMAINS = [
+  'issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'sprints', 'reports', 'webhooks', 'chat', 'integrations', 'account', 'admin'
+] as const
 export type Domain = typeof DOMAINS[number]
 
 export interface PlanningCoreOptions {
   /** a better-sqlite3 handle (the host keeps ownership) or a file path; default `:memory:` */
   database?: SqliteHandle | string
-  /** `postgres://…`: PostgreSQL instead of SQLite (README, "Scale out") */
+  /** `postgres://…`: PostgreSQL instead of SQLite (docs/scale-out.md) */
   databaseUrl?: string
   /** PostgreSQL pool size (default 10) */
   databasePoolMax?: number
   /** PostgreSQL schema holding the tables (default: the connection's search path) */
   databaseSchema?: string
+  /** PostgreSQL connect, query and statement timeout in milliseconds (default 5000; docs/scale-out.md, "When a store goes away") */
+  databaseTimeoutMs?: number
   /** `redis://…`: rate-limit windows and chat fan-out shared by every instance */
   redisUrl?: string
   /** prefix of Redis keys and channels (default `planning:`) */
@@ -50,41 +76,72 @@ export interface PlanningCoreOptions {
   corsOrigins?: string[]
   /** opens Prometheus metrics at /metrics to `Authorization: Bearer <metricsToken>` */
   metricsToken?: string
+  /**
+   * SECRET_KEY: 32 bytes as base64 or hex; seals issue-host tokens and webhook secrets at rest
+   * (docs/operations.md, "Secrets at rest"). Without it connections to issue hosts are refused.
+   */
+  secretKey?: string
+  /** SECRET_KEY_PREVIOUS: the key being rotated out; values sealed with it are sealed again at start */
+  previousSecretKey?: string
+  /** requests to issue hosts (private addresses, timeout, size) and imports (docs/connections.md) */
+  hosts?: HostOptions
   /** fixture loaded into an empty database */
   seedFile?: string
   /** load the bundled demo into an empty database (default false here; the server turns it on) */
   demo?: boolean
-  /** where the API is reachable, shown in the curl line logged with the demo token */
+  /** where the API is reachable, prefix included, for the curl line logged with the demo token (default: the address the app listens on) */
   publicUrl?: string
+  /** takes the demo token (login, token, the demo board's path) instead of the log */
+  onDemoToken?: (demo: DemoToken) => void
   /** per-token request limit; `false` leaves rate limiting to the host */
   rateLimit?: RateLimitOptions | false
   /** the demo fixture itself, instead of the bundled file */
   demoFixture?: unknown
   /**
    * Write unchanged board and issue-data reads straight to the socket, past the app's onSend hooks
-   * (default false here; `buildApp` and the server turn it on). README, "Use as a Fastify plugin".
+   * (default false here; `buildApp` and the server turn it on); docs/plugin.md.
    */
   directReads?: boolean
+  /** the bound on board and issue-data answers kept as bytes, in MiB (default 64; README, "Conditional requests") */
+  readCacheMb?: number
+  /** sign-in, sessions and the audit log (docs/sign-in.md); defaults as in the configuration table */
+  signIn?: Partial<SignInConfig>
+}
+
+/** The sign-in settings with the defaults of the configuration table filled in. */
+export function signInDefaults (given: Partial<SignInConfig> = {}): SignInConfig {
+  return { auditDays: 365, sessionIdleMinutes: 1440, sessionMaxDays: 30, signup: 'closed', oidcLinkByEmail: false, ...given }
 }
 
 export interface PlanningApiOptions extends PlanningCoreOptions {
   /** enables the admin API under /admin */
   adminToken?: string
+  /** imports from the hosted service (docs, "Move from the hosted service") */
+  hostedImport?: HostedImportOptions
   /** register only these domains (default: all) */
   domains?: readonly Domain[]
   /** webhook delivery tuning (timeouts, attempts, private targets); `worker: false` only stores deliveries */
   webhooks?: WebhooksPluginOptions
+  /** two-way sync: label writes to issue hosts (docs/connections.md, "Two-way sync") */
+  sync?: TwoWaySyncOptions
   /** chat companion API tuning (keepalive, send limit) */
   chat?: ChatPluginOptions
   /** serve the OpenAPI document and Swagger UI under /documentation (default true; `'json'`: the document only) */
   documentation?: boolean | 'json'
   /** a folder holding Swagger UI's static files (the single executable unpacks its own) */
   documentationFiles?: string
-  /** serve the board page at `/` and `/board` (default true; README, "The board page") */
+  /** serve the board page at `/` and `/board` (default true; docs/board-page.md) */
   boardPage?: boolean
   /** a folder holding the board page's files (the single executable unpacks its own) */
   boardPageFiles?: string
+  /** the time sprints and reports go by, in epoch ms (default Date.now; for tests and simulations) */
+  clock?: () => number
+  /** how often each instance settles sprint boundaries (default 30000 ms; 0: only when sprints are read or written) */
+  sprintTickMs?: number
 }
+
+/** Set by `buildApp` only: log hints name the server's environment variables and admin CLI, not the plugin's options. */
+interface InternalOptions { cliHints?: boolean }
 
 /**
  * What every domain plugin stands on: the database, domain events, auth, rate limit, the error
@@ -105,28 +162,47 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
   }
   await fastify.register(domainEventsPlugin)
   await fastify.register(databasePlugin, {
-    database: opts.database, databaseUrl: opts.databaseUrl, databasePoolMax: opts.databasePoolMax, databaseSchema: opts.databaseSchema
+    database: opts.database,
+    databaseUrl: opts.databaseUrl,
+    databasePoolMax: opts.databasePoolMax,
+    databaseSchema: opts.databaseSchema,
+    secrets: SecretBox.fromStrings(opts.secretKey, opts.previousSecretKey),
+    databaseTimeoutMs: opts.databaseTimeoutMs
   })
   await fastify.register(redisPlugin, { redisUrl: opts.redisUrl, redisPrefix: opts.redisPrefix })
+  await fastify.register(hostsPlugin, opts.hosts ?? {})
   await fastify.register(metricsPlugin, { token: opts.metricsToken })
   if (opts.databaseUrl !== undefined && opts.redisUrl === undefined) {
-    fastify.log.warn('PostgreSQL without REDIS_URL: rate limits and the chat live feed are per instance; set REDIS_URL when running several')
+    const redis = (opts as InternalOptions).cliHints === true ? 'REDIS_URL' : 'the redisUrl option'
+    fastify.log.warn(`PostgreSQL without ${redis}: rate limits and the chat live feed are per instance; set ${redis} when running several`)
   }
-  await fastify.register(authPlugin)
-  await fastify.register(readCachePlugin, { direct: opts.directReads === true })
+  const signIn = signInDefaults(opts.signIn)
+  await fastify.register(authPlugin, {
+    sessions: { idleMs: signIn.sessionIdleMinutes * 60_000, maxMs: signIn.sessionMaxDays * 86_400_000 },
+    publicOrigin: signIn.publicUrl === undefined ? undefined : new URL(signIn.publicUrl).origin
+  })
+  await fastify.register(signInUpkeepPlugin, { auditDays: signIn.auditDays, sessionIdleMs: signIn.sessionIdleMinutes * 60_000 })
+  await fastify.register(readCachePlugin, { direct: opts.directReads === true, megabytes: opts.readCacheMb })
   // Before the rate limit: its onSend must see a 304 to leave it uncounted.
   await fastify.register(conditionalPlugin)
   if (opts.rateLimit !== false) {
     await fastify.register(rateLimitPlugin, opts.rateLimit ?? { max: 100, timeWindow: 60_000 })
   }
   await fastify.register(errorsPlugin)
-  await fastify.register(seedPlugin, { seedFile: opts.seedFile, demo: opts.demo, demoFixture: opts.demoFixture, publicUrl: opts.publicUrl })
+  await fastify.register(seedPlugin, {
+    seedFile: opts.seedFile,
+    demo: opts.demo,
+    demoFixture: opts.demoFixture,
+    publicUrl: opts.publicUrl,
+    onDemoToken: opts.onDemoToken,
+    cliHints: (opts as InternalOptions).cliHints
+  })
 }, { name: 'planning-core', fastify: '5.x' })
 
 /**
  * The whole API as one encapsulated Fastify plugin: register it in any Fastify 5 app, with a
  * prefix if wanted. Its error handler, not-found handler, hooks and content-type parsers stay
- * inside it; its decorators are named `planning*` (see the README).
+ * inside it; its decorators are named `planning*` (docs/plugin.md).
  */
 export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastify, opts) => {
   await fastify.register(planningCore, opts)
@@ -135,16 +211,31 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   if (opts.boardPage !== false) await fastify.register(boardPagePlugin, { files: opts.boardPageFiles })
   const wanted = new Set<Domain>(opts.domains ?? DOMAINS)
   if (wanted.has('issues')) await fastify.register(issuesPlugin)
-  if (wanted.has('boards')) await fastify.register(boardsPlugin)
+  if (wanted.has('boards')) {
+    await fastify.register(boardsPlugin)
+    await fastify.register(boardReadsPlugin)
+  }
   if (wanted.has('epics')) await fastify.register(epicsPlugin)
   if (wanted.has('milestones')) await fastify.register(milestonesPlugin)
   if (wanted.has('dependencies')) await fastify.register(dependenciesPlugin)
   if (wanted.has('releases')) await fastify.register(releasesPlugin)
+  if (wanted.has('sprints')) await fastify.register(sprintsPlugin, { now: opts.clock, tickMs: opts.sprintTickMs })
+  if (wanted.has('reports')) await fastify.register(reportsPlugin, { now: opts.clock })
   if (wanted.has('webhooks')) await fastify.register(webhooksPlugin, opts.webhooks ?? {})
   if (wanted.has('chat')) await fastify.register(chatPlugin, { ...opts.chat, prefix: '/api/v1' })
-  if (wanted.has('integrations')) await fastify.register(integrationsPlugin)
-  if (wanted.has('admin') && opts.adminToken !== undefined) {
-    await fastify.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken })
+  // Authenticated by their own means (a signature, the admin token): outside the per-address budget,
+  // so anonymous traffic from a shared address (a proxy, a NAT) never holds up deliveries or the admin.
+  await fastify.register(async (unmetered) => {
+    unmetered.addHook('onRoute', (route) => { route.config = { ...route.config, rateLimit: false } })
+    if (wanted.has('integrations')) await unmetered.register(integrationsPlugin)
+    if (wanted.has('admin') && opts.adminToken !== undefined) {
+      await unmetered.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken, hostedImport: opts.hostedImport })
+    }
+  })
+  if (wanted.has('integrations')) await fastify.register(twoWaySyncPlugin, opts.sync ?? {})
+  if (wanted.has('account')) {
+    await fastify.register(accountPlugin)
+    await fastify.register(signInPlugin, signInDefaults(opts.signIn))
   }
 }
 
@@ -169,14 +260,27 @@ export function redactUrl (url: string): string {
   return `${url.slice(0, at)}?${query.join('&')}`
 }
 
+/**
+ * The server's log redaction for a host's own logger: `Fastify({ logger: { ...planningLogRedaction } })`
+ * keeps `access_token` query values and the token headers out of the request log (docs/plugin.md, "Logs").
+ */
+export const planningLogRedaction = {
+  redact: ['req.headers["x-authentication-token"]', 'req.headers.authorization', 'req.headers.cookie'],
+  serializers: {
+    req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip })
+  }
+}
+
 export interface ServerOptionsInput {
   logLevel?: string
   /** where log lines go (default stdout) */
   logStream?: NodeJS.WritableStream
   /** human-readable log lines (pino-pretty) instead of JSON */
   pretty?: boolean
-  /** socket limits (README, "Security"); the defaults are the configuration's */
+  /** socket limits (docs/operations.md, "Security"); the defaults are the configuration's */
   limits?: Partial<SocketLimits>
+  /** Fastify's trustProxy (TRUST_PROXY): which proxies' X-Forwarded-For gives the client address */
+  trustProxy?: TrustProxy
 }
 
 export const DEFAULT_LIMITS: SocketLimits = { maxConnections: 1000, requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5000 }
@@ -187,7 +291,7 @@ export const DEFAULT_LIMITS: SocketLimits = { maxConnections: 1000, requestTimeo
  * one error shape without being echoed.
  */
 export function serverOptions (input: ServerOptionsInput = {}): FastifyServerOptions & { http: ServerOptions } {
-  const { logLevel = 'info', logStream, pretty = false } = input
+  const { logLevel = 'info', logStream, pretty = false, trustProxy = false } = input
   const limits = { ...DEFAULT_LIMITS, ...input.limits }
   return {
     logger: logLevel === 'silent'
@@ -196,12 +300,13 @@ export function serverOptions (input: ServerOptionsInput = {}): FastifyServerOpt
           level: logLevel,
           ...(logStream === undefined ? {} : { stream: logStream }),
           ...(pretty && logStream === undefined ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
-          redact: ['req.headers["x-authentication-token"]', 'req.headers.authorization'],
-          serializers: {
-            req: (req) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip })
-          }
+          redact: planningLogRedaction.redact,
+          serializers: planningLogRedaction.serializers
         },
     bodyLimit: 1024 * 1024,
+    // A hop count trusts that many proxies whatever their address (Fastify itself takes a number as
+    // "trust none"): docs/operations.md, "Behind a proxy".
+    trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     return503OnClosing: true,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -227,14 +332,21 @@ export interface BuildOptions extends PlanningApiOptions {
   logStream?: NodeJS.WritableStream
   /** human-readable log lines (pino-pretty) instead of JSON */
   prettyLogs?: boolean
-  /** socket limits of the server (README, "Security") */
+  /** socket limits of the server (docs/operations.md, "Security") */
   limits?: Partial<SocketLimits>
+  /** Fastify's trustProxy (TRUST_PROXY; default false: the socket's address is the client's) */
+  trustProxy?: TrustProxy
 }
 
 /** Builds a standalone server instance (not listening): what `server.ts` and the tests use. */
 export async function buildApp (options: BuildOptions = {}): Promise<FastifyInstance> {
-  const { basePath, logLevel, logStream, prettyLogs, limits, ...apiOptions } = options
-  const app = Fastify(serverOptions({ logLevel: logLevel ?? 'silent', logStream, pretty: prettyLogs, limits }))
+  const { basePath, logLevel, logStream, prettyLogs, limits, trustProxy, ...apiOptions } = options
+  const app = Fastify({
+    ...serverOptions({ logLevel: logLevel ?? 'silent', logStream, pretty: prettyLogs, limits, trustProxy }),
+    // A large SEED_FILE may take longer to load than Fastify gives a plugin to start, and on
+    // PostgreSQL an instance may wait for another one's load of the seed or the demo.
+    ...(apiOptions.seedFile !== undefined || (apiOptions.demo === true && apiOptions.databaseUrl !== undefined) ? { pluginTimeout: SEED_TIMEOUT_MS } : {})
+  })
   app.server.maxConnections = limits?.maxConnections ?? DEFAULT_LIMITS.maxConnections
   if (basePath !== undefined && basePath !== '') {
     // Outside BASE_PATH: the same answers as inside, never echoing the query string.
@@ -242,17 +354,45 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
     app.setErrorHandler(errorReply)
     app.addHook('onSend', closeAfterUnreadBody)
   }
-  await app.register(planningApi, { directReads: true, ...apiOptions, prefix: basePath ?? '' })
+  const internal: InternalOptions = { cliHints: true }
+  await app.register(planningApi, { directReads: true, ...apiOptions, ...internal, prefix: basePath ?? '' })
   return app
 }
 
 export {
-  adminPlugin, authPlugin, boardPagePlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin, dependenciesPlugin, documentationPlugin,
-  domainEventsPlugin, epicsPlugin, errorsPlugin, healthPlugin, integrationsPlugin, issuesPlugin, metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin,
-  readCachePlugin, releasesPlugin, seedPlugin, webhooksPlugin
+  accountPlugin, adminPlugin, authPlugin, boardPagePlugin, boardReadsPlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin,
+  dependenciesPlugin, documentationPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin, healthPlugin, hostsPlugin, integrationsPlugin, issuesPlugin,
+  metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, readCachePlugin, releasesPlugin, reportsPlugin, seedPlugin, signInPlugin, sprintsPlugin,
+  webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/migrations/index.js'
 export { openSqliteFile } from './db/sqlite.js'
-export { openSqliteStore, type PlanningStore } from './db/store.js'
-export type { SqliteHandle, ChatPluginOptions, RateLimitOptions, WebhooksPluginOptions }
+export { openSqliteStore } from './db/store.js'
+export type { PlanningStore, DemoToken }
+
+/**
+ * The decorators `planningCore` adds to the scope it is registered in (and `planningApi` to its own,
+ * encapsulated scope). The published declarations do not add them to Fastify's own types, since a
+ * host's other instances do not have them: type the scope with `PlanningInstance` (docs/plugin.md, "Types").
+ */
+export interface PlanningDecorators {
+  /** the data layer: one repository per domain over Kysely */
+  planningStore: PlanningStore
+  /** which engine the store runs on */
+  planningEngine: Engine
+  /** synchronous, in-transaction notifications of board and estimate changes */
+  planningEvents: DomainEvents
+  /** token and permission checks */
+  planningAuth: PlanningAuth
+  /** the token made for the demo user when the demo was loaded by this start, else null */
+  planningDemoToken: DemoToken | null
+}
+/** A Fastify instance `planningCore` was registered in. */
+export type PlanningInstance = FastifyInstance & PlanningDecorators
+/** A request inside the plugin's routes (after `planningAuth.user()` or `requireUser`). */
+export type PlanningRequest = FastifyRequest & {
+  planningUser: User | null
+  planningCredential: Credential | null
+}
+export type { SqliteHandle, ChatPluginOptions, HostOptions, RateLimitOptions, WebhooksPluginOptions }

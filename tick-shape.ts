@@ -9,7 +9,7 @@ import { createHook } from 'node:async_hooks'
  * transitions it keeps. An app that loads many schemas and route tables fills the root. Once the
  * record's own transition is collected, it cannot come back, and from then on each record builds
  * its shape in the runtime. With the whole API loaded this cost about 5% of an unchanged board
- * read (README, "Benchmarks"). Holding one record from before the app loads keeps its transition
+ * read (docs/development.md, "Benchmarks"). Holding one record from before the app loads keeps its transition
  * alive. The hook is on for one `nextTick` call only.
  */
 const kept: object[] = []

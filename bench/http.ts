@@ -56,7 +56,19 @@ const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.le
  * One case, measured in alternating rounds against a bare node:http server (its own process)
  * answering the same bytes, so both see the same machine at the same time.
  */
-export async function compare (label: string, urls: string[], path: string, seconds: number, rounds: number): Promise<string> {
+/** One HTTP case against the bare server: a row of the table `npm run bench` prints. */
+export interface HttpRow { label: string, bytes: number, rps: number, bareRps: number, ratio: number, low: number, high: number, p50: number, p99: number }
+
+/** The HTTP rows as one Markdown table, every engine and instance count together. */
+export function httpTable (rows: HttpRow[], rounds: number): string[] {
+  return [
+    `| case (${CONNECTIONS} connections) | API req/s | bare node:http req/s | ratio (median of ${rounds} rounds) | range over rounds | API p50 / p99 |`,
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.label} (${r.bytes.toLocaleString('en')} bytes) | ${r.rps.toFixed(0)} | ${r.bareRps.toFixed(0)} | **${r.ratio.toFixed(2)}** | ${r.low.toFixed(2)}-${r.high.toFixed(2)} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms |`)
+  ]
+}
+
+export async function compare (label: string, urls: string[], path: string, seconds: number, rounds: number): Promise<HttpRow> {
   const sample = await fetch(`${urls[0]}${path}`, { headers: { 'x-authentication-token': TOKEN } })
   const body = Buffer.from(await sample.arrayBuffer())
   if (sample.status !== 200) throw new Error(`${path}: ${sample.status} ${body.toString()}`)
@@ -78,13 +90,13 @@ export async function compare (label: string, urls: string[], path: string, seco
     rmSync(folder, { recursive: true, force: true })
   }
   const [a, b] = [mean(ours.map((l) => l.rps)), mean(theirs.map((l) => l.rps))]
-  const ms = (loads: Load[]) => `p50 ${mean(loads.map((l) => l.p50)).toFixed(1)} ms, p99 ${mean(loads.map((l) => l.p99)).toFixed(1)} ms`
   // Each round is compared with the bare round right after it, and the median taken: the machine's
   // speed drifts between rounds, and a ratio of means would mix rounds run at different speeds.
   if (process.env.BENCH_VERBOSE !== undefined) console.log(`  ${label}: rounds ${ours.map((l, i) => (l.rps / theirs[i].rps).toFixed(2)).join(' ')}`)
   const ratios = ours.map((l, i) => l.rps / theirs[i].rps).sort((x, y) => x - y)
-  const spread = `median of ${rounds} rounds, range ${ratios[0].toFixed(2)}-${ratios[ratios.length - 1].toFixed(2)}`
-  return `${label} (${body.length.toLocaleString('en')} bytes): ${a.toFixed(0)} req/s (${ms(ours)}); bare node:http ${b.toFixed(0)} req/s (${ms(theirs)}); ratio ${percentile(ratios, 0.5).toFixed(2)} (${spread})`
+  const ratio = percentile(ratios, 0.5)
+  const [low, high] = [ratios[0], ratios[ratios.length - 1]]
+  return { label, bytes: body.length, rps: a, bareRps: b, ratio, low, high, p50: mean(ours.map((l) => l.p50)), p99: mean(ours.map((l) => l.p99)) }
 }
 
 /** Starts `count` API instances with these options, each its own process. */
@@ -93,7 +105,7 @@ export async function startInstances (count: number, options: Record<string, unk
 }
 
 /** The board and issue cases on a SQLite file. */
-export async function benchHttp (seconds: number, rounds: number): Promise<string[]> {
+export async function benchHttp (seconds: number, rounds: number): Promise<HttpRow[]> {
   const folder = mkdtempSync(join(tmpdir(), 'bench-db-'))
   const file = join(folder, 'bench.db')
   const store = await openSqliteStore(file)
@@ -101,9 +113,9 @@ export async function benchHttp (seconds: number, rounds: number): Promise<strin
   await store.close()
   const [instance] = await startInstances(1, { database: file })
   try {
-    const lines: string[] = []
-    for (const { name, path } of CASES) lines.push(await compare(`SQLite, ${name}`, [instance.url], path, seconds, rounds))
-    return lines
+    const rows: HttpRow[] = []
+    for (const { name, path } of CASES) rows.push(await compare(`SQLite, ${name}`, [instance.url], path, seconds, rounds))
+    return rows
   } finally {
     await instance.stop()
     rmSync(folder, { recursive: true, force: true })

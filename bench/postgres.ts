@@ -5,7 +5,8 @@ import { migrate } from '../db/migrations/index.js'
 import { postgresKysely } from '../db/postgres.js'
 import { createStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
-import { benchFixture, CASES, compare, startInstances } from './http.js'
+import { dependencyCosts } from './dependencies.js'
+import { benchFixture, CASES, compare, startInstances, type HttpRow } from './http.js'
 import { moveCosts } from './moves.js'
 
 async function admin (sql: string, url: string): Promise<void> {
@@ -15,19 +16,34 @@ async function admin (sql: string, url: string): Promise<void> {
   await client.end()
 }
 
-/**
- * The board and issue cases on PostgreSQL, through one instance and through two sharing the
- * database (the connections split between them), and moves; skipped when no server answers.
- */
-export async function benchPostgres (url: string, seconds: number, rounds: number): Promise<string[]> {
-  try {
-    await admin('SELECT 1', url)
-  } catch {
-    return [`PostgreSQL: skipped (no server answers at ${url})`]
-  }
+/** A store on a schema of its own, dropped on close. */
+async function freshStore (url: string) {
   const schema = `bench_${randomBytes(4).toString('hex')}`
   await admin(`CREATE SCHEMA ${schema}`, url)
-  const lines: string[] = []
+  const db = postgresKysely({ url, schema, poolMax: 2 })
+  await migrate(db, 'postgres', schema)
+  const store = createStore(db, new DomainEvents())
+  return { store, close: async () => { await db.destroy(); await admin(`DROP SCHEMA ${schema} CASCADE`, url) } }
+}
+
+/** Whether a PostgreSQL server answers at `url`. */
+export async function postgresAnswers (url: string): Promise<boolean> {
+  try {
+    await admin('SELECT 1', url)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The board and issue cases on PostgreSQL, through one instance and through two sharing the
+ * database (the connections split between them).
+ */
+export async function benchPostgresHttp (url: string, seconds: number, rounds: number): Promise<HttpRow[]> {
+  const schema = `bench_${randomBytes(4).toString('hex')}`
+  await admin(`CREATE SCHEMA ${schema}`, url)
+  const lines: HttpRow[] = []
   try {
     const db = postgresKysely({ url, schema, poolMax: 2 })
     await migrate(db, 'postgres', schema)
@@ -46,13 +62,12 @@ export async function benchPostgres (url: string, seconds: number, rounds: numbe
   } finally {
     await admin(`DROP SCHEMA ${schema} CASCADE`, url)
   }
-  const moves = await moveCosts(async () => {
-    const moveSchema = `bench_${randomBytes(4).toString('hex')}`
-    await admin(`CREATE SCHEMA ${moveSchema}`, url)
-    const db = postgresKysely({ url, schema: moveSchema, poolMax: 2 })
-    await migrate(db, 'postgres', moveSchema)
-    const store = createStore(db, new DomainEvents())
-    return { store, close: async () => { await db.destroy(); await admin(`DROP SCHEMA ${moveSchema} CASCADE`, url) } }
-  }, 300)
-  return [...lines, ...moves.map((line) => `PostgreSQL, ${line}`)]
+  return lines
+}
+
+/** Moves and dependency inserts on PostgreSQL, in this process over a pool. */
+export async function benchPostgresWrites (url: string): Promise<string[]> {
+  const moves = await moveCosts(async () => await freshStore(url), 300)
+  const dependencies = await dependencyCosts(async () => await freshStore(url), 10_000, 300)
+  return [...moves, ...dependencies].map((line) => `PostgreSQL, ${line}`)
 }

@@ -7,7 +7,8 @@ export function percentile (sorted: number[], p: number): number {
 export function random (seed: number): () => number {
   let state = seed
   return () => {
-    state = (state * 1103515245 + 12345) % 2147483648
+    // In 32-bit integer arithmetic: a double would round the product and fall into a short cycle.
+    state = (Math.imul(state, 1103515245) + 12345) & 0x7fffffff
     return state / 2147483648
   }
 }

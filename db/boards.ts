@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Board as BoardSchema, BoardIssue as BoardIssueSchema } from '../schemas/boards.js'
-import type { DomainEvents } from './domain-events.js'
+import { NOBODY, type DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
@@ -46,7 +46,7 @@ const moveStartQuery = prepared<{ repoId: number, number: number, workspaceId: s
 const placeQuery = prepared<{ pipelineId: string, rank: number, issueId: number, workspaceId: string }>()((db, p) =>
   db.updateTable('placements').set({ pipeline_id: p.pipelineId, position: p.rank, rank: p.rank })
     .where('issue_id', '=', p.issueId).where('workspace_id', '=', p.workspaceId))
-const transferQuery = prepared<{ issueId: number, userId: number, at: string, from: string, to: string, workspaceId: string }>()((db, p) =>
+const transferQuery = prepared<{ issueId: number, userId: number | null, at: string, from: string, to: string, workspaceId: string }>()((db, p) =>
   db.insertInto('issue_events').values({
     issue_id: p.issueId,
     user_id: p.userId,
@@ -164,7 +164,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
   return {
     /**
      * The board of one repository in a workspace, read in a fixed number of statements. Routes keep
-     * its serialized answer until the change counter moves (README, "Conditional requests").
+     * its serialized answer until the change counter moves (docs/api.md, "Conditional requests").
      */
     async board (workspaceId: string, repoId: number): Promise<Board> {
       return await buildBoard(workspaceId, repoId)
@@ -216,7 +216,9 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
         const context = { repo, issue, user, workspace: { id: workspaceId, name: target.workspace_name } }
         if (!samePipeline) {
           notedEvents(trx)
-          await transferQuery(trx, { issueId: issue.id, userId: user.id, at: nowIso(), from: current.pipeline_name, to: target.name, workspaceId })
+          // Moves the issue host caused (a label put on the issue there) were made by no user of ours.
+          const userId = user.id === NOBODY.id ? null : user.id
+          await transferQuery(trx, { issueId: issue.id, userId, at: nowIso(), from: current.pipeline_name, to: target.name, workspaceId })
           await events.emit(trx, { ...context, type: 'issue_transfer', from: current.pipeline_name, to: target.name })
         } else if (wantsIndexes) {
           const toIndex = respaced ? await countBelow(trx, pipelineId, repo.id, issue.id, rank) : below(rank)

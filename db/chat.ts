@@ -4,7 +4,11 @@ import type {
   BlockedTerm, ChatCommand as ChatCommandSchema, ChatMember as ChatMemberSchema, ChatMessage as ChatMessageSchema,
   ChatRole as ChatRoleSchema, CommandPermission as CommandPermissionSchema, CreateCommandBody
 } from '../schemas/chat.js'
-import { isUniqueViolation } from './engine.js'
+import { appendEvent, BOT, lockMember, messageRows as messages, postMessage, sameText, toMessage, unique, type ChatEvent } from './chat-log.js'
+import { createChatCountersRepository } from './chat-counters.js'
+import { createChatFiltersRepository } from './chat-filters.js'
+import { createChatHeldRepository } from './chat-held.js'
+import { createChatTimersRepository } from './chat-timers.js'
 import { Conflict, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { atomic, type Executor } from './transaction.js'
@@ -16,18 +20,15 @@ export type ChatCommand = Static<typeof ChatCommandSchema>
 export type ChatMember = Static<typeof ChatMemberSchema>
 export type Term = Static<typeof BlockedTerm>
 export type CommandInput = Partial<Static<typeof CreateCommandBody>>
+export type NewCommand = Required<Pick<CommandInput, 'command' | 'response'>> & CommandInput
 export type MessageSource = ChatMessage['source']
 
 export const ROLE_RANK: Record<ChatRole, number> = { viewer: 0, moderator: 1, broadcaster: 2 }
 export const PERMISSION_RANK: Record<CommandPermission, number> = { everyone: 0, moderator: 1, broadcaster: 2 }
 
-/** The author shown on messages the bot posts. */
-export const BOT = { id: 0, login: 'bot', role: 'bot' } as const
+export { BOT, type ChatEvent }
 
-/** One entry of the live feed: what WebSocket clients receive and can replay by `seq`. */
-export interface ChatEvent { seq: number, type: string, data: unknown }
-
-interface CommandRow {
+export interface CommandRow {
   id: number
   command: string
   response: string
@@ -38,45 +39,68 @@ interface CommandRow {
   last_used_at: number | null
   created_at: string
   updated_at: string
+  user_cooldown_seconds: number
+  moderators_exempt: number
+  counter_name: string | null
+  counter_add: number | null
 }
 
-const toCommand = ({ last_used_at: _last, enabled, ...row }: CommandRow): ChatCommand =>
-  ({ ...row, id: Number(row.id), use_count: Number(row.use_count), enabled: enabled === 1 })
-
-function messages (db: Executor) {
-  return db.selectFrom('chat_messages as m').leftJoin('users as u', 'u.id', 'm.user_id').leftJoin('chat_members as c', 'c.user_id', 'm.user_id')
-    .select(['m.id', 'm.user_id', 'u.login', sql<ChatRole>`coalesce(c.role, 'viewer')`.as('role'), 'm.text', 'm.sent_at', 'm.source'])
-    .where('m.deleted_at', 'is', null)
-}
-
-type MessageRow = Awaited<ReturnType<ReturnType<typeof messages>['execute']>>[number]
-
-const toMessage = (row: MessageRow): ChatMessage => ({
+export const toCommand = ({
+  last_used_at: _last, enabled, moderators_exempt: exempt, counter_name: counter, counter_add: add, ...row
+}: CommandRow): ChatCommand => ({
+  ...row,
   id: Number(row.id),
-  user: row.user_id === null ? { ...BOT } : { id: Number(row.user_id), login: row.login ?? 'unknown', role: row.role ?? 'viewer' },
-  text: row.text,
-  sent_at: row.sent_at,
-  source: row.source
+  use_count: Number(row.use_count),
+  enabled: enabled === 1,
+  moderators_exempt: exempt === 1,
+  counter: counter === null ? null : { name: counter, add: add ?? 1 }
 })
 
-/** Runs a write whose unique key another writer may take first; that race is a conflict too. */
-async function unique<T> (message: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    if (isUniqueViolation(err)) throw new Conflict(message)
-    throw err
-  }
+/** What the store holds about a sender, for slow mode and the new-user limit. */
+export interface MemberPace {
+  /** when first seen (epoch ms) */
+  firstSeenAt: number
+  /** when their messages since `lookbackMs` ago were sent, newest first (epoch ms) */
+  recent: number[]
 }
 
-const sameText = (column: string, value: string) => sql<boolean>`lower(${sql.ref(column)}) = lower(${value})`
+/** What the store holds about a command's uses, for its cooldowns. */
+export interface CommandUse {
+  cooldown_seconds: number
+  user_cooldown_seconds: number
+  moderators_exempt: boolean
+  lastUsedAt: number | null
+  userLastUsedAt: number | null
+}
+
+export interface SendPlan {
+  now: number
+  /** how far back `pace` needs the sender's messages (ms) */
+  lookbackMs: number
+  /** the wait slow mode or the new-user limit impose, with why, or undefined */
+  pace: (state: MemberPace) => { waitSeconds: number, reason: string } | undefined
+  /** the filter that holds the message for a moderator instead of posting it */
+  hold?: string
+  /** the command the message triggers: its cooldown (seconds left, 0: answers) and its rendered answer */
+  reply?: {
+    commandId: number
+    cooldown: (use: CommandUse) => number
+    /** the counters the response reads */
+    counters: string[]
+    render: (values: { count: number, counters: Record<string, number> }) => string
+  }
+  /** `!permit LOGIN` by a moderator: the permit (none for an unknown login) and the bot's answer */
+  permit?: { userId?: number, until: number, reply: string }
+}
+
+export type SendOutcome =
+  | { kind: 'wait', waitSeconds: number, reason: string }
+  | { kind: 'held', id: number, events: ChatEvent[] }
+  | { kind: 'sent', message: ChatMessage, events: ChatEvent[], cooldownSeconds?: number }
 
 /** Chat storage: members and sanctions, messages, commands, blocked terms and the event log. */
 export function createChatRepository (db: Executor) {
-  async function event (trx: Executor, type: string, data: unknown): Promise<ChatEvent> {
-    const { seq } = await trx.insertInto('chat_events').values({ type, data: JSON.stringify(data), created_at: nowIso() }).returning('seq').executeTakeFirstOrThrow()
-    return { seq: Number(seq), type, data }
-  }
+  const event = appendEvent
 
   async function requireCommand (trx: Executor, id: number): Promise<CommandRow> {
     const row = await trx.selectFrom('chat_commands').selectAll().where('id', '=', id).executeTakeFirst()
@@ -91,11 +115,39 @@ export function createChatRepository (db: Executor) {
     }
   }
 
-  async function postMessage (trx: Executor, userId: number | null, text: string, source: MessageSource): Promise<{ message: ChatMessage, event: ChatEvent }> {
-    const { id } = await trx.insertInto('chat_messages').values({ user_id: userId, text, source, sent_at: nowIso(), deleted_at: null, deleted_by: null })
-      .returning('id').executeTakeFirstOrThrow()
-    const message = toMessage(await messages(trx).where('m.id', '=', id).executeTakeFirstOrThrow())
-    return { message, event: await event(trx, 'message.created', message) }
+  async function insertCommand (trx: Executor, input: NewCommand): Promise<number> {
+    const now = nowIso()
+    const { id } = await trx.insertInto('chat_commands').values({
+      command: input.command,
+      response: input.response,
+      cooldown_seconds: input.cooldown_seconds ?? 30,
+      user_cooldown_seconds: input.user_cooldown_seconds ?? 0,
+      moderators_exempt: input.moderators_exempt === false ? 0 : 1,
+      permission: input.permission ?? 'everyone',
+      enabled: input.enabled === false ? 0 : 1,
+      counter_name: input.counter?.name.toLowerCase() ?? null,
+      counter_add: input.counter?.add ?? null,
+      created_at: now,
+      updated_at: now,
+      last_used_at: null
+    }).returning('id').executeTakeFirstOrThrow()
+    return Number(id)
+  }
+
+  async function writeCommand (trx: Executor, row: CommandRow, change: CommandInput): Promise<void> {
+    const flag = (value: boolean | undefined, was: number): number => value === undefined ? was : value ? 1 : 0
+    await trx.updateTable('chat_commands').set({
+      command: change.command ?? row.command,
+      response: change.response ?? row.response,
+      cooldown_seconds: change.cooldown_seconds ?? row.cooldown_seconds,
+      user_cooldown_seconds: change.user_cooldown_seconds ?? row.user_cooldown_seconds,
+      moderators_exempt: flag(change.moderators_exempt, row.moderators_exempt),
+      permission: change.permission ?? row.permission,
+      enabled: flag(change.enabled, row.enabled),
+      counter_name: change.counter === undefined ? row.counter_name : change.counter?.name.toLowerCase() ?? null,
+      counter_add: change.counter === undefined ? row.counter_add : change.counter?.add ?? null,
+      updated_at: nowIso()
+    }).where('id', '=', row.id).execute()
   }
 
   const ensureMember = async (trx: Executor, userId: number): Promise<void> => {
@@ -168,25 +220,56 @@ export function createChatRepository (db: Executor) {
       return { data, hasOlder: rows.length > limit, hasNewer: await exists('>', last) }
     },
 
-    /** Stores a user's message and, when it triggers a command, the bot's answer (one transaction). */
-    async send (userId: number, text: string, reply?: { commandId: number, text: string }): Promise<{ message: ChatMessage, events: ChatEvent[] }> {
+    /**
+     * Posts a user's message in one transaction: slow mode and the new-user limit first (from
+     * what the store holds, the member's row locked), then the message (or, held, the queue's
+     * entry), a permit, and the command's answer when its cooldowns allow.
+     */
+    async send (userId: number, text: string, plan: SendPlan): Promise<SendOutcome> {
       return await atomic(db, async (trx) => {
+        const firstSeenAt = await lockMember(trx, userId, plan.now)
+        const recent = await trx.selectFrom('chat_messages').select('sent_at').where('user_id', '=', userId)
+          .where('sent_at', '>=', new Date(plan.now - plan.lookbackMs).toISOString()).orderBy('id', 'desc').limit(200).execute()
+        const wait = plan.pace({ firstSeenAt, recent: recent.map((r) => Date.parse(r.sent_at)) })
+        if (wait !== undefined) return { kind: 'wait', ...wait }
+        if (plan.hold !== undefined) {
+          const { id } = await trx.insertInto('chat_held').values({ user_id: userId, text, filter: plan.hold, held_at: nowIso(), resolved_by: null, resolved_at: null, message_id: null })
+            .returning('id').executeTakeFirstOrThrow()
+          const held = await createChatHeldRepository(trx).one(Number(id))
+          return { kind: 'held', id: Number(id), events: [await event(trx, 'held.created', held)] }
+        }
         const sent = await postMessage(trx, userId, text, 'user')
         const events = [sent.event]
-        if (reply !== undefined) {
-          // The cooldown is checked and the use counted in one statement: of two sends racing for
-          // one command, only one makes the bot answer.
-          const now = Date.now()
-          const used = await trx.updateTable('chat_commands').set({ use_count: sql`use_count + 1`, last_used_at: now })
-            .where('id', '=', reply.commandId).where('enabled', '=', 1)
-            .where((eb) => eb.or([eb('last_used_at', 'is', null), eb(sql`last_used_at + cooldown_seconds * 1000`, '<=', now)]))
-            .executeTakeFirst()
-          if (Number(used.numUpdatedRows) === 1) {
-            events.push((await postMessage(trx, null, reply.text, 'command')).event)
-            events.push(await event(trx, 'command.updated', toCommand(await requireCommand(trx, reply.commandId))))
-          }
+        if (plan.permit !== undefined) {
+          const { userId: permitted, until } = plan.permit
+          if (permitted !== undefined) events.push(...await createChatFiltersRepository(trx).permit(permitted, until))
+          events.push((await postMessage(trx, null, plan.permit.reply, 'bot')).event)
         }
-        return { message: sent.message, events }
+        const reply = plan.reply
+        if (reply === undefined) return { kind: 'sent', message: sent.message, events }
+        // The command's row is locked first, so two senders racing for it are decided one at a time.
+        const locked = await trx.updateTable('chat_commands').set({ use_count: sql`use_count` }).where('id', '=', reply.commandId).where('enabled', '=', 1).executeTakeFirst()
+        if (Number(locked.numUpdatedRows) === 0) return { kind: 'sent', message: sent.message, events }
+        const row = await requireCommand(trx, reply.commandId)
+        const mine = await trx.selectFrom('chat_command_uses').select('used_at').where('command_id', '=', reply.commandId).where('user_id', '=', userId).executeTakeFirst()
+        const left = reply.cooldown({
+          cooldown_seconds: row.cooldown_seconds,
+          user_cooldown_seconds: row.user_cooldown_seconds,
+          moderators_exempt: row.moderators_exempt === 1,
+          lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+          userLastUsedAt: mine === undefined ? null : Number(mine.used_at)
+        })
+        if (left > 0) return { kind: 'sent', message: sent.message, events, cooldownSeconds: left }
+        await trx.updateTable('chat_commands').set({ use_count: sql`use_count + 1`, last_used_at: plan.now }).where('id', '=', reply.commandId).execute()
+        await trx.insertInto('chat_command_uses').values({ command_id: reply.commandId, user_id: userId, used_at: plan.now })
+          .onConflict((oc) => oc.columns(['command_id', 'user_id']).doUpdateSet({ used_at: plan.now })).execute()
+        const counters = createChatCountersRepository(trx)
+        if (row.counter_name !== null) events.push(await counters.add(row.counter_name, row.counter_add ?? 1))
+        const values = await counters.values(reply.counters)
+        const answer = reply.render({ count: Number(row.use_count) + 1, counters: values })
+        events.push((await postMessage(trx, null, answer, 'command')).event)
+        events.push(await event(trx, 'command.updated', toCommand(await requireCommand(trx, reply.commandId))))
+        return { kind: 'sent', message: sent.message, events }
       })
     },
 
@@ -201,27 +284,16 @@ export function createChatRepository (db: Executor) {
     commands: async (): Promise<ChatCommand[]> => (await db.selectFrom('chat_commands').selectAll().orderBy('command').execute()).map(toCommand),
     command: async (id: number): Promise<ChatCommand> => toCommand(await requireCommand(db, id)),
 
-    /** The enabled command a trigger word names, with when it was last used (epoch ms). */
-    async trigger (word: string): Promise<(ChatCommand & { lastUsedAt: number | null }) | undefined> {
+    /** The enabled command a trigger word names. */
+    async trigger (word: string): Promise<ChatCommand | undefined> {
       const row = await db.selectFrom('chat_commands').selectAll().where(sameText('command', word)).executeTakeFirst()
-      return row === undefined || row.enabled !== 1 ? undefined : { ...toCommand(row), lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at) }
+      return row === undefined || row.enabled !== 1 ? undefined : toCommand(row)
     },
 
-    async createCommand (input: Required<Pick<CommandInput, 'command' | 'response'>> & CommandInput): Promise<{ command: ChatCommand, event: ChatEvent }> {
+    async createCommand (input: NewCommand): Promise<{ command: ChatCommand, event: ChatEvent }> {
       return await unique(`a command with the trigger '${input.command}' already exists`, async () => await atomic(db, async (trx) => {
         await duplicateTrigger(trx, input.command)
-        const now = nowIso()
-        const { id } = await trx.insertInto('chat_commands').values({
-          command: input.command,
-          response: input.response,
-          cooldown_seconds: input.cooldown_seconds ?? 30,
-          permission: input.permission ?? 'everyone',
-          enabled: input.enabled === false ? 0 : 1,
-          created_at: now,
-          updated_at: now,
-          last_used_at: null
-        }).returning('id').executeTakeFirstOrThrow()
-        const command = toCommand(await requireCommand(trx, id))
+        const command = toCommand(await requireCommand(trx, await insertCommand(trx, input)))
         return { command, event: await event(trx, 'command.created', command) }
       }))
     },
@@ -230,17 +302,35 @@ export function createChatRepository (db: Executor) {
       return await unique(`a command with the trigger '${change.command ?? ''}' already exists`, async () => await atomic(db, async (trx) => {
         const row = await requireCommand(trx, id)
         if (change.command !== undefined) await duplicateTrigger(trx, change.command, id)
-        await trx.updateTable('chat_commands').set({
-          command: change.command ?? row.command,
-          response: change.response ?? row.response,
-          cooldown_seconds: change.cooldown_seconds ?? row.cooldown_seconds,
-          permission: change.permission ?? row.permission,
-          enabled: change.enabled === undefined ? row.enabled : change.enabled ? 1 : 0,
-          updated_at: nowIso()
-        }).where('id', '=', id).execute()
+        await writeCommand(trx, row, change)
         const command = toCommand(await requireCommand(trx, id))
         return { command, event: await event(trx, 'command.updated', command) }
       }))
+    },
+
+    /**
+     * Creates imported commands in one transaction; a trigger that exists already is updated when
+     * `replace`, otherwise skipped.
+     */
+    async importCommands (
+      input: Array<NewCommand & { use_count: number }>, replace: boolean
+    ): Promise<{ imported: number, skipped: Array<{ command: string, reason: string }>, events: ChatEvent[] }> {
+      return await atomic(db, async (trx) => {
+        const events: ChatEvent[] = []
+        const skipped: Array<{ command: string, reason: string }> = []
+        for (const one of input) {
+          const existing = await trx.selectFrom('chat_commands').selectAll().where(sameText('command', one.command)).executeTakeFirst()
+          if (existing !== undefined && !replace) {
+            skipped.push({ command: one.command, reason: `a command with the trigger '${existing.command}' exists (id ${existing.id}); pass "replace": true to overwrite it` })
+            continue
+          }
+          const id = existing === undefined ? await insertCommand(trx, one) : Number(existing.id)
+          if (existing !== undefined) await writeCommand(trx, existing, one)
+          await trx.updateTable('chat_commands').set({ use_count: one.use_count }).where('id', '=', id).execute()
+          events.push(await event(trx, existing === undefined ? 'command.created' : 'command.updated', toCommand(await requireCommand(trx, id))))
+        }
+        return { imported: events.length, skipped, events }
+      })
     },
 
     async deleteCommand (id: number): Promise<ChatEvent> {
@@ -277,6 +367,10 @@ export function createChatRepository (db: Executor) {
     },
 
     latestSeq,
+    counters: createChatCountersRepository(db),
+    timers: createChatTimersRepository(db),
+    filters: createChatFiltersRepository(db),
+    held: createChatHeldRepository(db),
 
     /** Keeps the newest `keep` events of the log. */
     async pruneEvents (keep: number): Promise<void> {

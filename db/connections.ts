@@ -1,20 +1,59 @@
 import type { Selectable } from 'kysely'
-import { Conflict, NotFound } from './errors.js'
+import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import type { ConnectionsTable, ImportsTable } from './schema.js'
+import { SecretBox } from './secret-box.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 export type Connection = Selectable<ConnectionsTable>
 export type ImportRow = Selectable<ImportsTable>
 export type NewConnection = Omit<Connection, 'id' | 'created_at'>
+export type ImportChange = Partial<Omit<ImportRow, 'id' | 'connection_id' | 'repository' | 'created_at' | 'lease_owner' | 'lease_until'>>
+
+/** What a sealed column is bound to: a value sealed for one row does not open in another. */
+export const secretContext = (column: SealedColumn, id: string): string => `connections.${column}:${id}`
+
+/** The columns sealed at rest (docs/operations.md, "Secrets at rest"). */
+export const SEALED_COLUMNS = ['secret', 'token', 'oauth_client_secret'] as const
+export type SealedColumn = typeof SEALED_COLUMNS[number]
+
+/** Opens a stored row's secret, token and OAuth client secret. */
+function opened (box: SecretBox, row: Connection): Connection {
+  const open = (column: 'token' | 'oauth_client_secret'): string | null => row[column] === null ? null : box.open(row[column], secretContext(column, row.id))
+  return { ...row, secret: box.open(row.secret, secretContext('secret', row.id)), token: open('token'), oauth_client_secret: open('oauth_client_secret') }
+}
+
+/** What an admin may change on a connection: null clears; the OAuth id and secret are set or cleared together. */
+export interface ConnectionChange { token?: string | null, oauth_client_id?: string | null, oauth_client_secret?: string | null }
+
+/** A connection as listed: no secret, token or OAuth client secret, only whether it has them. */
+export type ListedConnection = Omit<Connection, 'secret' | 'token' | 'oauth_client_secret'> & { has_token: boolean, has_oauth: boolean }
+
+const listed = ({ secret: _secret, token, oauth_client_secret: oauthSecret, ...c }: Connection): ListedConnection =>
+  ({ ...c, has_token: token !== null, has_oauth: c.oauth_client_id !== null && oauthSecret !== null })
+
+function checkOAuthPair (c: { oauth_client_id: string | null, oauth_client_secret: string | null }): void {
+  if ((c.oauth_client_id === null) !== (c.oauth_client_secret === null)) {
+    throw new Invalid('body/oauth_client_id and body/oauth_client_secret go together: set both, or clear both with null')
+  }
+}
 
 /** Delivery ids are remembered this long: hosts redeliver within hours, not weeks. */
 const KEPT_DELIVERIES_MS = 30 * 24 * 3600 * 1000
 
-/** Connections to issue hosts, the deliveries they sent, and repository imports. */
-export function createConnectionsRepository (db: Executor) {
-  const byId = async (id: string): Promise<Connection | undefined> =>
-    await db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst()
+/**
+ * Connections to issue hosts, the deliveries they sent, and repository imports. Connections come
+ * back with their secret and token decrypted (use them for the signature check and API calls
+ * only; never log or return them); `secrets` holds SECRET_KEY, without which a connection
+ * cannot be stored (`fastify.planningStore.connections` is built with the server's).
+ */
+export function createConnectionsRepository (db: Executor, secrets: SecretBox = new SecretBox()) {
+  const byId = async (id: string): Promise<Connection | undefined> => {
+    // Ids are ours (hex); anything else, a NUL byte included, names no connection.
+    if (!/^[0-9a-f]{24}$/.test(id)) return undefined
+    const row = await db.selectFrom('connections').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : opened(secrets, row)
+  }
 
   const requireImport = async (id: string): Promise<ImportRow> => {
     const row = await db.selectFrom('imports').selectAll().where('id', '=', id).executeTakeFirst()
@@ -32,14 +71,38 @@ export function createConnectionsRepository (db: Executor) {
       return connection
     },
 
-    async list (): Promise<Connection[]> {
-      return await db.selectFrom('connections').selectAll().orderBy('created_at').orderBy('id').execute()
+    /** Every connection, without its secrets (whether it has a token and an OAuth app is told). */
+    async list (): Promise<ListedConnection[]> {
+      const rows = await db.selectFrom('connections').selectAll().orderBy('created_at').orderBy('id').execute()
+      return rows.map(listed)
     },
 
+    /** Stores a connection with its secret, token and OAuth client secret sealed; refused (400) without SECRET_KEY. */
     async create (input: NewConnection): Promise<Connection> {
+      checkOAuthPair(input)
       const row = { ...input, id: newObjectId(), created_at: nowIso() }
-      await writeTransaction(db, async (trx) => { await trx.insertInto('connections').values(row).execute() })
+      const seal = (column: 'token' | 'oauth_client_secret'): string | null => row[column] === null ? null : secrets.seal(row[column], secretContext(column, row.id))
+      const sealed = { ...row, secret: secrets.seal(row.secret, secretContext('secret', row.id)), token: seal('token'), oauth_client_secret: seal('oauth_client_secret') }
+      await writeTransaction(db, async (trx) => { await trx.insertInto('connections').values(sealed).execute() })
       return row
+    },
+
+    /** Sets or clears (null) the token and the OAuth app; the new values are sealed. */
+    async update (id: string, change: ConnectionChange): Promise<ListedConnection> {
+      const current = await byId(id)
+      if (current === undefined) throw new NotFound(`connection ${id} not found`)
+      const next = { ...current, ...change }
+      checkOAuthPair(next)
+      const set: Partial<Record<'token' | 'oauth_client_id' | 'oauth_client_secret', string | null>> = {}
+      if (change.token !== undefined) set.token = change.token === null ? null : secrets.seal(change.token, secretContext('token', id))
+      if (change.oauth_client_id !== undefined) set.oauth_client_id = change.oauth_client_id
+      if (change.oauth_client_secret !== undefined) {
+        set.oauth_client_secret = change.oauth_client_secret === null ? null : secrets.seal(change.oauth_client_secret, secretContext('oauth_client_secret', id))
+      }
+      if (Object.keys(set).length > 0) {
+        await writeTransaction(db, async (trx) => { await trx.updateTable('connections').set(set).where('id', '=', id).execute() })
+      }
+      return listed(next)
     },
 
     async remove (id: string): Promise<void> {
@@ -73,13 +136,48 @@ export function createConnectionsRepository (db: Executor) {
       return await requireImport(id)
     },
 
-    /** Imports a crash or restart left unfinished, oldest first. */
-    async unfinishedImports (): Promise<ImportRow[]> {
-      return await db.selectFrom('imports').selectAll().where('state', 'in', ['queued', 'running']).orderBy('created_at').execute()
+    /** Imports not finished and not leased (a crash, a restart, or a lease run out), oldest first. */
+    async unfinishedImports (now = Date.now()): Promise<ImportRow[]> {
+      return await db.selectFrom('imports').selectAll().where('state', 'in', ['queued', 'running'])
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .orderBy('created_at').execute()
     },
 
-    async updateImport (id: string, change: Partial<Omit<ImportRow, 'id' | 'connection_id' | 'repository' | 'created_at'>>): Promise<void> {
-      await db.updateTable('imports').set({ ...change, updated_at: nowIso() }).where('id', '=', id).execute()
+    /**
+     * Claims an unfinished import for `owner` until `until` (epoch ms), in one conditional update:
+     * of several instances resuming it at once, exactly one gets it (true); a live lease is left alone.
+     */
+    async claimImport (id: string, owner: string, until: number, now = Date.now()): Promise<boolean> {
+      const result = await db.updateTable('imports').set({ state: 'running', lease_owner: owner, lease_until: until, updated_at: nowIso() })
+        .where('id', '=', id).where('state', 'in', ['queued', 'running'])
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    },
+
+    /** Extends `owner`'s lease; false when the lease is no longer its own (taken over, or finished). */
+    async renewImport (id: string, owner: string, until: number): Promise<boolean> {
+      const result = await db.updateTable('imports').set({ lease_until: until })
+        .where('id', '=', id).where('lease_owner', '=', owner).where('state', '=', 'running').executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    },
+
+    /** Gives a lease up (the instance stops): another instance may go on with the import at once. */
+    async releaseImport (id: string, owner: string): Promise<void> {
+      await db.updateTable('imports').set({ lease_until: null, lease_owner: null })
+        .where('id', '=', id).where('lease_owner', '=', owner).where('state', '=', 'running').execute()
+    },
+
+    /**
+     * Records progress; with `owner`, only while that instance holds the lease (false otherwise,
+     * and nothing is written: an instance whose lease was taken over must not count pages twice).
+     * A finished import (done or failed) gives its lease up.
+     */
+    async updateImport (id: string, change: ImportChange, owner?: string): Promise<boolean> {
+      const finished = change.state === 'done' || change.state === 'failed'
+      let query = db.updateTable('imports').set({ ...change, ...(finished ? { lease_until: null, lease_owner: null } : {}), updated_at: nowIso() }).where('id', '=', id)
+      if (owner !== undefined) query = query.where('lease_owner', '=', owner).where('state', '=', 'running')
+      return Number((await query.executeTakeFirst()).numUpdatedRows) === 1
     }
   }
 }

@@ -19,11 +19,26 @@ export type DomainEvent = IssueContext & (
   }
   | { type: 'estimate_set', estimate: number }
   | { type: 'estimate_cleared' }
-  // Extensions, sent only to webhooks that ask for them (README, "Extensions beyond the hosted API").
+  // Extensions, sent only to webhooks that ask for them (docs/extensions.md).
   | { type: 'epic_issue_added' | 'epic_issue_removed', child: { repo_id: number, issue_number: number } }
   | { type: 'dependency_created' | 'dependency_removed', blocking: { repo_id: number, issue_number: number }, blocked: { repo_id: number, issue_number: number } }
   | { type: 'issue_opened' | 'issue_closed' | 'issue_reopened' }
-) | ReleaseEvent
+  | { type: 'issue_labeled' | 'issue_unlabeled', label: string }
+  | { type: 'issue_assigned' | 'issue_unassigned', assignee: string }
+  | { type: 'sprint_issue_added' | 'sprint_issue_removed', workspace: { id: string, name: string }, sprint: SprintRef, carried: boolean }
+) | ReleaseEvent | SprintEvent
+
+/** What sprint events say about their sprint. */
+export interface SprintRef { id: string, name: string, starts_at: string, ends_at: string }
+
+/** A sprint started or ended: sent for each repository of its workspace, with no issue of its own. */
+export interface SprintEvent {
+  type: 'sprint_started' | 'sprint_ended'
+  repo: Repository
+  user: { id: number, login: string }
+  workspace: { id: string, name: string }
+  sprint: SprintRef
+}
 
 /** A release report changed: sent for each of its repositories, with no issue of its own. */
 export interface ReleaseEvent {
@@ -38,7 +53,8 @@ export interface ReleaseEvent {
 export const LEGACY_EVENT_TYPES = ['issue_transfer', 'issue_reprioritized', 'estimate_set', 'estimate_cleared'] as const
 export const EXTENSION_EVENT_TYPES = [
   'epic_issue_added', 'epic_issue_removed', 'dependency_created', 'dependency_removed', 'release_report_changed',
-  'issue_opened', 'issue_closed', 'issue_reopened'
+  'issue_opened', 'issue_closed', 'issue_reopened', 'sprint_started', 'sprint_ended', 'sprint_issue_added', 'sprint_issue_removed',
+  'issue_labeled', 'issue_unlabeled', 'issue_assigned', 'issue_unassigned'
 ] as const
 export type EventType = DomainEvent['type']
 

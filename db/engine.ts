@@ -21,3 +21,23 @@ export function isUniqueViolation (err: unknown): boolean {
   const code = (err as { code?: unknown }).code
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
 }
+
+// PostgreSQL's SQLSTATEs for a server going away or not taking connections (yet), and a statement
+// cancelled by statement_timeout.
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014', '53300'])
+const UNAVAILABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+// What pg itself says when a connection is lost, cannot be had in time, or a query timed out.
+const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/
+
+/**
+ * Whether an error means the database is out of reach for now (restarting, stopped, hung, or a
+ * connection lost on the way) rather than that the request was wrong: such a request may be retried.
+ */
+export function isDatabaseUnavailable (err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false
+  const { code, message } = err as { code?: unknown, message?: unknown }
+  if (typeof code === 'string' && (UNAVAILABLE_STATES.has(code) || code.startsWith('08') || UNAVAILABLE_SOCKET.has(code))) return true
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return true
+  // A connection refused by every address of a name arrives as an AggregateError of socket errors.
+  return err instanceof AggregateError && err.errors.some(isDatabaseUnavailable)
+}

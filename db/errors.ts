@@ -1,9 +1,9 @@
 /**
  * What the data layer throws when a request cannot be carried out. The one error handler maps
- * each to its status (README, "Conventions"); the message is for the client.
+ * each to its status (docs/api.md, "Conventions"); the message is for the client.
  */
 export class DomainError extends Error {
-  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409) {
+  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409 | 502 | 504) {
     super(message)
     this.name = new.target.name
   }
@@ -27,4 +27,9 @@ export class Invalid extends DomainError {
 /** The caller may see the thing but not do this to it (403). */
 export class Forbidden extends DomainError {
   constructor (message: string) { super(message, 403) }
+}
+
+/** An issue host refused or could not be reached, so nothing was changed (502; 504 when it timed out). */
+export class HostUnavailable extends DomainError {
+  constructor (message: string, timedOut = false) { super(message, timedOut ? 504 : 502) }
 }

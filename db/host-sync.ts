@@ -1,89 +1,347 @@
-import type { DomainEvents } from './domain-events.js'
-import { isUniqueViolation } from './engine.js'
+import { sql } from 'kysely'
+import { announce, issueContext } from './announce.js'
+import { createAuditRepository } from './audit.js'
+import { createBoardsRepository } from './boards.js'
+import { DomainEvents, NOBODY } from './domain-events.js'
+import { recordMilestone } from './history.js'
 import { createRepositoriesRepository, issueByNumber } from './repositories.js'
-import type { Executor } from './transaction.js'
-import { createUsersRepository, type PermissionName } from './users.js'
+import { nowIso } from './ids.js'
+import { notedEvents, type Executor } from './transaction.js'
+import { createUsersRepository, LEVELS, type PermissionName } from './users.js'
 
-/** A repository as the issue host describes it. */
-export interface HostRepository { id: number, owner: string, name: string, html_url: string | null }
+/** The permission names by level, as the audit log says them. */
+const LEVEL_NAMES = ['none', 'read', 'write', 'admin'] as const
+
+/** A repository as the issue host describes it (`id` is the platform's). */
+export interface HostRepository { id: number, owner: string, name: string, html_url: string, updated_at: string | null }
 /** An issue or pull request as the issue host describes it (they share one number space). */
-export interface HostIssue { number: number, title: string, state: 'open' | 'closed', updated_at: string | null }
+export interface HostIssue {
+  number: number
+  title: string
+  state: 'open' | 'closed'
+  updated_at: string | null
+  /** the host's labels and assignees, when the description carries them */
+  labels?: Array<{ name: string, color: string | null }>
+  assignees?: Array<{ login: string, avatar_url: string | null }>
+  /** its milestone (null: none; absent: not said) */
+  milestone_number?: number | null
+}
+export interface HostMilestone { number: number, title: string, updated_at: string | null, due_on?: string | null, state?: 'open' | 'closed' }
 export interface HostUser { id: number, login: string }
+/** The connection a delivery or import comes through: it reads and writes only what is bound to it. */
+export interface SyncConnection { id: string, kind: 'github' | 'gitea' | 'forgejo', web_url?: string }
+
+/** Platform ids at or above this are never taken as ours, so the ids allocated here stay safe integers. */
+const OWN_ID_LIMIT = 2 ** 40
+
+/** github.com, whose repository ids the hosted service (and so a hosted import's placeholders) uses. */
+const onGithubCom = (connection: SyncConnection): boolean => connection.kind === 'github' && connection.web_url !== undefined && new URL(connection.web_url).hostname === 'github.com'
+
+/** A label or assignee change of an issue, as its event records it. */
+interface ActivityChange { type: 'labelIssue' | 'unlabelIssue' | 'assignIssue' | 'unassignIssue', subject: string }
+
+/** What `after` added to `before` and what it took away, as changes of the given types. */
+function difference (before: string[], after: string[], added: ActivityChange['type'], removed: ActivityChange['type']): ActivityChange[] {
+  const had = new Set(before)
+  const has = new Set(after)
+  return [
+    ...after.filter((name) => !had.has(name)).map((subject) => ({ type: added, subject })),
+    ...before.filter((name) => !has.has(name)).map((subject) => ({ type: removed, subject }))
+  ]
+}
+
+/** A repository bound to the connection, by our id. */
+export interface BoundRepository { id: number, owner: string, name: string, host_updated_at: string | null }
+
+/** Why a repository could not be bound (the delivery is ignored then, with this in the log). */
+export type Refusal = { refused: string }
+
+const older = (incoming: string | null, stored: string | null): boolean =>
+  incoming !== null && stored !== null && Date.parse(incoming) < Date.parse(stored)
 
 /**
- * Keeping repositories, users, issues, milestones and permissions in step with the issue host.
- * Every function runs inside the caller's transaction (one delivery or one imported page).
+ * Keeping repositories, identities, issues, milestones and permissions in step with one
+ * connection's issue host (docs/connections.md, "Identities and bindings"). Every function runs inside the caller's
+ * transaction (one delivery or one imported page) and touches only repositories bound to this
+ * connection: another connection's, or ones made here (admin API, fixtures, the demo), are
+ * never read or changed through it.
  */
-export function createHostSync (trx: Executor, events?: DomainEvents) {
+export function createHostSync (trx: Executor, connection: SyncConnection, events?: DomainEvents) {
   const repos = createRepositoriesRepository(trx, events)
   const users = createUsersRepository(trx)
 
+  const bound = async (platformRepoId: number): Promise<BoundRepository | undefined> => {
+    const row = await trx.selectFrom('repositories').select(['id', 'owner', 'name', 'host_updated_at'])
+      .where('connection_id', '=', connection.id).where('platform_repo_id', '=', platformRepoId).executeTakeFirst()
+    return row === undefined ? undefined : { ...row, id: Number(row.id) }
+  }
+
+  /** Our id for a new repository: the platform's on GitHub when it is free (hosted-API clients use it), else the next one here. */
+  const candidateId = async (repo: HostRepository, attempt: number): Promise<number> => {
+    if (attempt === 0 && connection.kind === 'github' && repo.id < OWN_ID_LIMIT) return repo.id
+    const { top } = await trx.selectFrom('repositories').select(sql<number | null>`max(id)`.as('top')).where('id', '<', OWN_ID_LIMIT).executeTakeFirstOrThrow()
+    return Number(top ?? 0) + 1 + (attempt > 1 ? attempt : 0)
+  }
+
+  /**
+   * The label and assignee changes of an issue that was here before: recorded as issue events
+   * (the events feed) and announced (webhooks), one per label or person, in one insert.
+   */
+  const recordChanges = async (issueId: number, changes: ActivityChange[]): Promise<void> => {
+    if (changes.length === 0) return
+    const at = nowIso()
+    notedEvents(trx)
+    await trx.insertInto('issue_events').values(changes.map((c) => ({
+      issue_id: issueId,
+      user_id: null,
+      type: c.type,
+      subject: c.subject,
+      created_at: at,
+      from_estimate: null,
+      to_estimate: null,
+      from_pipeline: null,
+      to_pipeline: null,
+      workspace_id: null
+    }))).execute()
+    const context = { ...await issueContext(trx, issueId), user: NOBODY }
+    for (const c of changes) {
+      if (c.type === 'labelIssue' || c.type === 'unlabelIssue') {
+        await announce(trx, events, { ...context, type: c.type === 'labelIssue' ? 'issue_labeled' : 'issue_unlabeled', label: c.subject })
+      } else {
+        await announce(trx, events, { ...context, type: c.type === 'assignIssue' ? 'issue_assigned' : 'issue_unassigned', assignee: c.subject })
+      }
+    }
+  }
+
+  /**
+   * The host's labels and assignees of the issue, as described (replacing what was kept). Changes
+   * to an issue that was here before become events; a new issue's first labels do not.
+   */
+  const keepLabels = async (issueId: number, issue: HostIssue, isNew: boolean): Promise<void> => {
+    const changes: ActivityChange[] = []
+    if (issue.labels !== undefined) {
+      const before = (await trx.selectFrom('issue_labels').select('name').where('issue_id', '=', issueId).execute()).map((r) => r.name)
+      await trx.deleteFrom('issue_labels').where('issue_id', '=', issueId).execute()
+      const labels = [...new Map(issue.labels.map((l) => [l.name, l])).values()]
+      if (labels.length > 0) await trx.insertInto('issue_labels').values(labels.map((l) => ({ issue_id: issueId, name: l.name, color: l.color }))).execute()
+      changes.push(...difference(before, labels.map((l) => l.name), 'labelIssue', 'unlabelIssue'))
+    }
+    if (issue.assignees !== undefined) {
+      const before = (await trx.selectFrom('issue_assignees').select('login').where('issue_id', '=', issueId).execute()).map((r) => r.login)
+      await trx.deleteFrom('issue_assignees').where('issue_id', '=', issueId).execute()
+      const people = [...new Map(issue.assignees.map((a) => [a.login, a])).values()]
+      if (people.length > 0) await trx.insertInto('issue_assignees').values(people.map((a) => ({ issue_id: issueId, login: a.login, avatar_url: a.avatar_url }))).execute()
+      changes.push(...difference(before, people.map((a) => a.login), 'assignIssue', 'unassignIssue'))
+    }
+    if (!isNew) await recordChanges(issueId, changes)
+  }
+
   return {
-    /** Creates the repository on first sight; a renamed or transferred one follows. */
-    async repository (repo: HostRepository, connectionId: string): Promise<void> {
-      const existing = await repos.byId(repo.id)
-      if (existing === undefined) {
-        await repos.create({ id: repo.id, owner: repo.owner, name: repo.name })
+    bound,
+
+    /** A repository by our id, when it is bound to this connection. */
+    async local (repoId: number): Promise<BoundRepository | undefined> {
+      const row = await trx.selectFrom('repositories').select(['id', 'owner', 'name', 'host_updated_at'])
+        .where('connection_id', '=', connection.id).where('id', '=', repoId).executeTakeFirst()
+      return row === undefined ? undefined : { ...row, id: Number(row.id) }
+    },
+
+    /**
+     * The repository bound to this connection for the platform's repository, bound on first
+     * sight. Creating is an upsert that waits for a concurrent first sight of the same repository
+     * and then reads it, so simultaneous deliveries all land. A name taken by a repository that is
+     * not this one's refuses the binding. A hosted import's placeholder for the id is taken over
+     * only by a github.com connection's import (`takeOver`: the repository read through the host's
+     * API with the connection's token); a delivery naming it is refused, so a forged or mistaken
+     * one cannot claim what was imported.
+     */
+    async bind (repo: HostRepository, options: { takeOver?: boolean } = {}): Promise<BoundRepository | Refusal> {
+      const existing = await bound(repo.id)
+      if (existing !== undefined) return existing
+      if (onGithubCom(connection) && options.takeOver !== true) {
+        const placeholder = await trx.selectFrom('repositories').select('id').where('id', '=', repo.id).where('placeholder', '=', 1).executeTakeFirst()
+        if (placeholder !== undefined) return { refused: `repository ${repo.id} is a hosted import's placeholder: import it through this connection to take it over` }
       }
+      if (onGithubCom(connection)) {
+        await trx.updateTable('repositories')
+          .set({
+            owner: repo.owner,
+            name: repo.name,
+            html_url: repo.html_url,
+            connection_id: connection.id,
+            platform_repo_id: repo.id,
+            host_updated_at: repo.updated_at,
+            placeholder: 0
+          })
+          .where('id', '=', repo.id).where('placeholder', '=', 1).where('connection_id', 'is', null)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('repositories as r').select('r.id').where('r.owner', '=', repo.owner).where('r.name', '=', repo.name))))
+          .execute()
+        const taken = await bound(repo.id)
+        if (taken !== undefined) return taken
+      }
+      for (let attempt = 0; attempt < 6; attempt++) {
+        const id = await candidateId(repo, attempt)
+        await trx.insertInto('repositories').values({
+          id,
+          owner: repo.owner,
+          name: repo.name,
+          html_url: repo.html_url,
+          connection_id: connection.id,
+          platform_repo_id: repo.id,
+          host_updated_at: repo.updated_at
+        }).onConflict((oc) => oc.doNothing()).execute()
+        const found = await bound(repo.id)
+        if (found !== undefined) return found
+        const named = await trx.selectFrom('repositories').select('id')
+          .where('owner', '=', repo.owner).where('name', '=', repo.name).executeTakeFirst()
+        if (named !== undefined) return { refused: `the name ${repo.owner}/${repo.name} is taken by repository ${named.id}, which this connection does not own` }
+      }
+      return { refused: `no free repository id for ${repo.owner}/${repo.name}` }
+    },
+
+    /** A renamed or transferred repository follows, unless the description is older than what is stored. */
+    async describe (local: BoundRepository, repo: HostRepository): Promise<'updated' | 'stale' | Refusal> {
+      if (older(repo.updated_at, local.host_updated_at)) return 'stale'
+      const named = await trx.selectFrom('repositories').select('id')
+        .where('owner', '=', repo.owner).where('name', '=', repo.name).where('id', '!=', local.id).executeTakeFirst()
+      if (named !== undefined) return { refused: `the name ${repo.owner}/${repo.name} is taken by repository ${named.id}` }
       await trx.updateTable('repositories')
-        .set({ owner: repo.owner, name: repo.name, html_url: repo.html_url, connection_id: connectionId })
-        .where('id', '=', repo.id).execute()
+        .set({ owner: repo.owner, name: repo.name, html_url: repo.html_url, ...(repo.updated_at === null ? {} : { host_updated_at: repo.updated_at }) })
+        .where('id', '=', local.id).where('connection_id', '=', connection.id).execute()
+      return 'updated'
     },
 
-    async deleteRepository (repoId: number): Promise<void> {
-      await trx.deleteFrom('repositories').where('id', '=', repoId).execute()
+    /** Deleted on the host: the repository and everything planned on it go. */
+    async deleteRepository (local: BoundRepository): Promise<void> {
+      await trx.deleteFrom('repositories').where('id', '=', local.id).where('connection_id', '=', connection.id).execute()
     },
 
-    /** Creates the user on first sight (ids are the host's); a renamed login follows. */
-    async user (user: HostUser): Promise<number> {
-      const existing = await users.byId(user.id)
-      if (existing === undefined) return (await users.create(user.login, user.id)).id
-      if (existing.login !== user.login) {
-        try {
-          await trx.updateTable('users').set({ login: user.login }).where('id', '=', user.id).execute()
-        } catch (err) {
-          // Another user holds the login here; the rename waits until that one is renamed too.
-          if (!isUniqueViolation(err)) throw err
-        }
+    /** The host user as an identity of this connection (never a local user); a renamed login follows. */
+    async identity (user: HostUser): Promise<{ platform_user_id: number, user_id: number | null }> {
+      await trx.insertInto('host_identities')
+        .values({ connection_id: connection.id, platform_user_id: user.id, login: user.login, user_id: null, created_at: new Date().toISOString() })
+        .onConflict((oc) => oc.columns(['connection_id', 'platform_user_id']).doUpdateSet({ login: user.login }))
+        .execute()
+      const row = await trx.selectFrom('host_identities').select(['platform_user_id', 'user_id'])
+        .where('connection_id', '=', connection.id).where('platform_user_id', '=', user.id).executeTakeFirstOrThrow()
+      return { platform_user_id: Number(row.platform_user_id), user_id: row.user_id === null ? null : Number(row.user_id) }
+    },
+
+    /**
+     * What the host grants an identity on a bound repository: kept for the identity, and given to
+     * the local user it is linked to (an unlinked identity's permission applies once it is linked).
+     */
+    async permission (identity: { platform_user_id: number, user_id: number | null }, local: BoundRepository, permission: PermissionName): Promise<void> {
+      const level = LEVELS[permission]
+      const key = { connection_id: connection.id, platform_user_id: identity.platform_user_id, repo_id: local.id }
+      const before = await trx.selectFrom('identity_permissions').select('level').where('connection_id', '=', key.connection_id)
+        .where('platform_user_id', '=', key.platform_user_id).where('repo_id', '=', key.repo_id).executeTakeFirst()
+      const from = before === undefined ? 0 : Number(before.level)
+      // A change the host made is the audit log's too (docs/sign-in.md, "Audit log"); the same answer again is not.
+      if (from !== level) {
+        const user = identity.user_id === null ? undefined : await trx.selectFrom('users').select('login').where('id', '=', identity.user_id).executeTakeFirst()
+        const change = { from: LEVEL_NAMES[from], to: LEVEL_NAMES[level] }
+        await createAuditRepository(trx).record({
+          actor: `host:${connection.id}`,
+          action: 'permission.changed',
+          target: `repository:${local.id}`,
+          detail: { connection_id: connection.id, platform_user_id: identity.platform_user_id, user: user?.login ?? null, ...change }
+        })
       }
-      return user.id
-    },
-
-    async permission (userId: number, repoId: number, permission: PermissionName): Promise<void> {
-      await users.setPermission(userId, repoId, permission)
+      if (level === 0) {
+        await trx.deleteFrom('identity_permissions').where('connection_id', '=', key.connection_id)
+          .where('platform_user_id', '=', key.platform_user_id).where('repo_id', '=', key.repo_id).execute()
+      } else {
+        await trx.insertInto('identity_permissions').values({ ...key, level })
+          .onConflict((oc) => oc.columns(['connection_id', 'platform_user_id', 'repo_id']).doUpdateSet({ level })).execute()
+      }
+      if (identity.user_id !== null) await users.setPermission(identity.user_id, local.id, permission)
     },
 
     /**
      * Creates (landing unprioritized in each workspace's first pipeline), retitles, closes (off the
      * boards) or reopens (back where it was) an issue. A description older than what is stored is
-     * stale and changes nothing: 'stale' is returned then.
+     * stale and changes nothing.
      */
-    async issue (repoId: number, issue: HostIssue): Promise<'created' | 'updated' | 'stale'> {
-      const existing = await issueByNumber(trx, repoId, issue.number)
-      if (existing === undefined) {
-        const row = await repos.createIssue(repoId, { number: issue.number, title: issue.title, state: issue.state })
-        await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', row.id).execute()
+    async issue (local: BoundRepository, issue: HostIssue): Promise<'created' | 'updated' | 'stale'> {
+      // A milestone this server does not hold (yet) is left as it is.
+      let milestone = issue.milestone_number
+      if (milestone !== undefined && milestone !== null) {
+        const known = await trx.selectFrom('milestones').select('number').where('repo_id', '=', local.id).where('number', '=', milestone).executeTakeFirst()
+        if (known === undefined) milestone = undefined
+      }
+      const created = await repos.createIssueIfAbsent(local.id, {
+        number: issue.number, title: issue.title, state: issue.state, milestoneNumber: milestone ?? undefined
+      })
+      if (created !== undefined) {
+        await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', created.id).execute()
+        await keepLabels(created.id, issue, true)
         return 'created'
       }
-      const stored = await trx.selectFrom('issues').select('host_updated_at').where('id', '=', existing.id).executeTakeFirstOrThrow()
-      if (issue.updated_at !== null && stored.host_updated_at !== null && Date.parse(issue.updated_at) < Date.parse(stored.host_updated_at)) return 'stale'
-      await repos.updateIssue(repoId, issue.number, { title: issue.title, state: issue.state })
-      if (issue.updated_at !== null) await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', existing.id).execute()
+      const existing = await issueByNumber(trx, local.id, issue.number)
+      const stored = await trx.selectFrom('issues').select('host_updated_at').where('id', '=', existing!.id).executeTakeFirstOrThrow()
+      if (older(issue.updated_at, stored.host_updated_at)) return 'stale'
+      await repos.updateIssue(local.id, issue.number, { title: issue.title, state: issue.state, milestone_number: milestone })
+      if (issue.updated_at !== null) await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', existing!.id).execute()
+      await keepLabels(existing!.id, issue, false)
       return 'updated'
     },
 
+    /**
+     * A host label was put on the issue: where a pipeline names it (in any workspace holding the
+     * repository), the issue moves to the end of that pipeline, unless it is there already.
+     */
+    async labelled (local: BoundRepository, issue: HostIssue, label: string): Promise<void> {
+      if (issue.state === 'closed') return
+      const row = await issueByNumber(trx, local.id, issue.number)
+      if (row === undefined) return
+      const targets = await trx.selectFrom('pipelines as p')
+        .innerJoin('workspace_repositories as wr', 'wr.workspace_id', 'p.workspace_id')
+        .leftJoin('placements as pl', (join) => join.onRef('pl.workspace_id', '=', 'p.workspace_id').on('pl.issue_id', '=', row.id))
+        .select(['p.id', 'p.workspace_id', 'pl.pipeline_id as current'])
+        .where('wr.repo_id', '=', local.id).where(sql<boolean>`lower(p.host_label) = lower(${label})`).execute()
+      const repo = await repos.requireRepository(local.id)
+      for (const target of targets) {
+        if (target.current === target.id || target.current === null) continue
+        await createBoardsRepository(trx, events ?? new DomainEvents()).move(NOBODY, target.workspace_id, repo, issue.number, target.id, 'bottom')
+      }
+    },
+
     /** Deleted on the host, or transferred to another repository (which brings it in anew). */
-    async deleteIssue (repoId: number, number: number): Promise<void> {
-      await trx.deleteFrom('issues').where('repo_id', '=', repoId).where('number', '=', number).execute()
+    async deleteIssue (local: BoundRepository, issue: HostIssue): Promise<'updated' | 'stale'> {
+      const existing = await issueByNumber(trx, local.id, issue.number)
+      if (existing === undefined) return 'updated'
+      const stored = await trx.selectFrom('issues').select('host_updated_at').where('id', '=', existing.id).executeTakeFirstOrThrow()
+      if (older(issue.updated_at, stored.host_updated_at)) return 'stale'
+      await trx.deleteFrom('issues').where('id', '=', existing.id).execute()
+      return 'updated'
     },
 
-    async milestone (repoId: number, milestone: { number: number, title: string }): Promise<void> {
-      await trx.insertInto('milestones').values({ repo_id: repoId, number: milestone.number, title: milestone.title, start_date: null })
-        .onConflict((oc) => oc.columns(['repo_id', 'number']).doUpdateSet({ title: milestone.title })).execute()
+    async milestone (local: BoundRepository, milestone: HostMilestone): Promise<'updated' | 'stale'> {
+      const stored = await trx.selectFrom('milestones').select('host_updated_at')
+        .where('repo_id', '=', local.id).where('number', '=', milestone.number).executeTakeFirst()
+      if (stored !== undefined && older(milestone.updated_at, stored.host_updated_at)) return 'stale'
+      const time = milestone.updated_at === null ? {} : { host_updated_at: milestone.updated_at }
+      const fields = {
+        ...(milestone.due_on === undefined ? {} : { due_on: milestone.due_on === null ? null : new Date(milestone.due_on).toISOString() }),
+        ...(milestone.state === undefined ? {} : { state: milestone.state })
+      }
+      await trx.insertInto('milestones').values({ repo_id: local.id, number: milestone.number, title: milestone.title, start_date: null, ...time, ...fields })
+        .onConflict((oc) => oc.columns(['repo_id', 'number']).doUpdateSet({ title: milestone.title, ...time, ...fields })).execute()
+      return 'updated'
     },
 
-    async deleteMilestone (repoId: number, number: number): Promise<void> {
-      await trx.deleteFrom('milestones').where('repo_id', '=', repoId).where('number', '=', number).execute()
+    async deleteMilestone (local: BoundRepository, milestone: HostMilestone): Promise<'updated' | 'stale'> {
+      const stored = await trx.selectFrom('milestones').select('host_updated_at')
+        .where('repo_id', '=', local.id).where('number', '=', milestone.number).executeTakeFirst()
+      if (stored !== undefined && older(milestone.updated_at, stored.host_updated_at)) return 'stale'
+      const holding = await trx.selectFrom('issues').select('id').where('repo_id', '=', local.id).where('milestone_number', '=', milestone.number).execute()
+      if (holding.length > 0) {
+        await trx.updateTable('issues').set({ milestone_number: null }).where('id', 'in', holding.map((i) => i.id)).execute()
+        for (const i of holding) await recordMilestone(trx, Number(i.id), local.id, null, new Date().toISOString())
+      }
+      await trx.deleteFrom('milestones').where('repo_id', '=', local.id).where('number', '=', milestone.number).execute()
+      return 'updated'
     }
   }
 }

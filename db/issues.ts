@@ -1,6 +1,6 @@
 import type { Static } from '../schemas/common.js'
 import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
-import type { IssueData as IssueDataSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
+import type { FeedEvent as FeedEventSchema, IssueData as IssueDataSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
 import type { DomainEvents } from './domain-events.js'
 import { NotFound } from './errors.js'
 import { nowIso } from './ids.js'
@@ -13,31 +13,40 @@ export type PipelineRef = Static<typeof PipelineRefSchema>
 export type IssueData = Static<typeof IssueDataSchema>
 export type IssueEvent = Static<typeof IssueEventSchema>
 export type PipelineDuration = Static<typeof PipelineDurationSchema>
-export type FeedEvent = IssueEvent & { issue_number: number }
+export type FeedEvent = Static<typeof FeedEventSchema>
+export interface BulkMilestone { number: number, title: string, due_on: string | null, state: 'open' | 'closed' }
 
 type EventRow = {
   user_id: number | null,
-  type: IssueEvent['type'],
+  type: FeedEvent['type'],
   created_at: string,
   from_estimate: number | null,
   to_estimate: number | null,
   from_pipeline: string | null,
   to_pipeline: string | null,
   workspace_id: string | null
+  subject?: string | null
 }
 
-function toEvent (row: EventRow): IssueEvent {
-  const event: IssueEvent = { type: row.type, created_at: row.created_at }
+/** The hosted API's event types: the only ones an issue's own events list shows. */
+const LEGACY_TYPES = ['estimateIssue', 'transferIssue'] as const
+
+function toEvent (row: EventRow): Omit<FeedEvent, 'issue_number'> {
+  const event: Omit<FeedEvent, 'issue_number'> = { type: row.type, created_at: row.created_at }
   if (row.user_id !== null) event.user_id = Number(row.user_id)
   if (row.from_estimate !== null) event.from_estimate = { value: row.from_estimate }
   if (row.to_estimate !== null) event.to_estimate = { value: row.to_estimate }
   if (row.from_pipeline !== null) event.from_pipeline = { name: row.from_pipeline }
   if (row.to_pipeline !== null) event.to_pipeline = { name: row.to_pipeline }
   if (row.workspace_id !== null) event.workspace_id = row.workspace_id
+  if (row.subject !== undefined && row.subject !== null) {
+    if (row.type === 'labelIssue' || row.type === 'unlabelIssue') event.label = { name: row.subject }
+    else event.assignee = { login: row.subject }
+  }
   return event
 }
 
-const EVENT_COLUMNS = ['user_id', 'type', 'created_at', 'from_estimate', 'to_estimate', 'from_pipeline', 'to_pipeline', 'workspace_id'] as const
+const EVENT_COLUMNS = ['user_id', 'type', 'created_at', 'from_estimate', 'to_estimate', 'from_pipeline', 'to_pipeline', 'workspace_id', 'subject'] as const
 
 /** A feed position: the commit order of an event's write, then its id. */
 export interface FeedCursor { version: number, id: number }
@@ -53,6 +62,13 @@ const plusOnesOf = prepared<{ issueId: number }>()((db, p) =>
   db.selectFrom('plus_ones').select('created_at').where('issue_id', '=', p.issueId).orderBy('created_at').orderBy('id'))
 
 /** Issue data, issue events and estimates. Reads use a fixed number of queries per issue. */
+export type BulkData = IssueData & {
+  title: string
+  labels: Array<{ name: string, color: string | null }>
+  assignees: Array<{ login: string, avatar_url: string | null }>
+  milestone?: BulkMilestone
+}
+
 export function createIssuesRepository (db: Executor, events: DomainEvents) {
   return {
     async data (repoId: number, number: number): Promise<IssueData> {
@@ -76,24 +92,33 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       const issue = await requireIssue(db, repoId, number)
       const rows = await db.selectFrom('issue_events')
         .select(['user_id', 'type', 'created_at', 'from_estimate', 'to_estimate', 'from_pipeline', 'to_pipeline', 'workspace_id'])
-        .where('issue_id', '=', issue.id).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
-      return rows.map(toEvent)
+        .where('issue_id', '=', issue.id).where('type', 'in', LEGACY_TYPES).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
+      return rows.map(toEvent) as IssueEvent[]
     },
 
-    /** Issue data (and titles) of many issues at once, by number (unknown numbers are left out): a fixed number of queries. */
-    async dataOf (repoId: number, numbers: number[]): Promise<Map<number, IssueData & { title: string }>> {
-      const out = new Map<number, IssueData & { title: string }>()
+    /**
+     * Issue data (and titles, milestones, host labels and assignees) of many issues at once, by
+     * number (unknown numbers are left out): a fixed number of queries.
+     */
+    async dataOf (repoId: number, numbers: number[]): Promise<Map<number, BulkData>> {
+      const out = new Map<number, BulkData>()
       if (numbers.length === 0) return out
       const rows = await db.selectFrom('issues as i')
         .leftJoin('placements as p', 'p.issue_id', 'i.id').leftJoin('pipelines as pl', 'pl.id', 'p.pipeline_id').leftJoin('workspaces as w', 'w.id', 'p.workspace_id')
-        .select(['i.id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
+        .leftJoin('milestones as m', (join) => join.onRef('m.repo_id', '=', 'i.repo_id').onRef('m.number', '=', 'i.milestone_number'))
+        .select(['i.id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id',
+          'm.number as milestone_number', 'm.title as milestone_title', 'm.due_on as milestone_due_on', 'm.state as milestone_state'])
         .where('i.repo_id', '=', repoId).where('i.number', 'in', numbers).orderBy('i.number').orderBy('w.created_at').orderBy('w.seq').execute()
       const ids = new Map<number, number>()
       for (const row of rows) {
         const number = Number(row.number)
         let data = out.get(number)
         if (data === undefined) {
-          data = { title: row.title, plus_ones: [], pipelines: [], is_epic: row.is_epic === 1, status: row.state }
+          const milestone = row.milestone_number === null
+            ? null
+            : { number: Number(row.milestone_number), title: row.milestone_title!, due_on: row.milestone_due_on ?? null, state: row.milestone_state! }
+          data = { title: row.title, plus_ones: [], pipelines: [], is_epic: row.is_epic === 1, status: row.state, labels: [], assignees: [] }
+          if (milestone !== null) data.milestone = milestone
           if (row.estimate !== null) data.estimate = { value: row.estimate }
           out.set(number, data)
           ids.set(Number(row.id), number)
@@ -104,6 +129,11 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       if (ids.size > 0) {
         const plusOnes = await db.selectFrom('plus_ones').select(['issue_id', 'created_at']).where('issue_id', 'in', [...ids.keys()]).orderBy('created_at').orderBy('id').execute()
         for (const row of plusOnes) out.get(ids.get(Number(row.issue_id))!)!.plus_ones.push({ created_at: row.created_at })
+        // The issue host's labels and assignees (two-way sync): two more statements, whatever the count.
+        const labels = await db.selectFrom('issue_labels').select(['issue_id', 'name', 'color']).where('issue_id', 'in', [...ids.keys()]).orderBy('name').execute()
+        for (const row of labels) out.get(ids.get(Number(row.issue_id))!)!.labels.push({ name: row.name, color: row.color })
+        const people = await db.selectFrom('issue_assignees').select(['issue_id', 'login', 'avatar_url']).where('issue_id', 'in', [...ids.keys()]).orderBy('login').execute()
+        for (const row of people) out.get(ids.get(Number(row.issue_id))!)!.assignees.push({ login: row.login, avatar_url: row.avatar_url })
       }
       return out
     },

@@ -1,4 +1,5 @@
 import { NotFound } from './errors.js'
+import { checkReportSpan } from './report-span.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 /** Milestone start dates (the milestones themselves come from the admin API or fixtures). */
@@ -17,8 +18,11 @@ export function createMilestonesRepository (db: Executor) {
     async setStartDate (repoId: number, number: number, startDate: string): Promise<string> {
       const normalized = new Date(startDate).toISOString()
       return await writeTransaction(db, async (trx) => {
-        const result = await trx.updateTable('milestones').set({ start_date: normalized }).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
-        if (Number(result.numUpdatedRows) === 0) throw notFound(repoId, number)
+        const row = await trx.selectFrom('milestones').select('due_on').where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+        if (row === undefined) throw notFound(repoId, number)
+        // The due date comes from the host and may move later: the burndown checks the span again.
+        if (row.due_on != null) checkReportSpan(Date.parse(normalized), Date.parse(row.due_on), `milestone ${number} (start_date to its due date)`)
+        await trx.updateTable('milestones').set({ start_date: normalized }).where('repo_id', '=', repoId).where('number', '=', number).execute()
         return normalized
       })
     }

@@ -13,14 +13,69 @@ export interface PostgresOptions {
   poolMax?: number
   /** tables live in this schema (tests give each its own) */
   schema?: string
+  /**
+   * Connect, query and statement timeout in milliseconds (DATABASE_TIMEOUT_MS): a PostgreSQL that
+   * does not answer fails the query within it. Undefined: no timeout (migrations, the CLI's copy).
+   */
+  timeoutMs?: number
+  /** the connect timeout alone (default timeoutMs) */
+  connectTimeoutMs?: number
+  /** told when PostgreSQL drops a connection of the pool (a restart, pg_terminate_backend) */
+  onConnectionError?: (err: Error) => void
 }
 
-/** Kysely over a pg pool. */
+/** `application_name` of the pool's sessions; with a schema, the schema too, so its backends can be found. */
+export function applicationName (schema?: string): string {
+  return schema === undefined ? 'planning-api' : `planning-api/${schema}`
+}
+
+/**
+ * Kysely over a pg pool. A connection PostgreSQL drops, idle or in use, is reported and left out
+ * of the pool (pg would otherwise throw the error and end the process); a query that timed out
+ * closes its connection, which may still be inside the query or its transaction.
+ */
 export function postgresKysely (options: PostgresOptions): Kysely<Database> {
+  const { timeoutMs, connectTimeoutMs = timeoutMs } = options
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolMax ?? 10,
+    application_name: applicationName(options.schema),
+    ...(connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: connectTimeoutMs }),
+    ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs, statement_timeout: timeoutMs }),
     ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` })
   })
+  // pg hands an idle client's error to the pool and then to the client's own listener: report each once.
+  const reported = new WeakSet<Error>()
+  const dropped = (err: Error): void => {
+    if (reported.has(err)) return
+    reported.add(err)
+    options.onConnectionError?.(err)
+  }
+  pool.on('error', dropped)
+  pool.on('connect', (client) => {
+    client.on('error', dropped)
+    if (timeoutMs !== undefined) closeOnReadTimeout(client)
+  })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+}
+
+/**
+ * pg's query timeout answers the caller but leaves the query running on the connection, which goes
+ * back to the pool (inside a transaction whose ROLLBACK also timed out, the next user would run in
+ * it). Close such a connection instead: pg then leaves it out of the pool.
+ */
+function closeOnReadTimeout (client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  const wrapped = (...args: unknown[]): unknown => {
+    const result = query(...args)
+    if (result instanceof Promise) {
+      result.catch((err: unknown) => {
+        if ((err as Error | undefined)?.message === 'Query read timeout') {
+          (client as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
+        }
+      })
+    }
+    return result
+  }
+  Object.assign(client, { query: wrapped })
 }

@@ -4,9 +4,11 @@ import type { CreateReleaseBody, ReleaseReport as ReleaseReportSchema, ReleaseRe
 import { actor, announce } from './announce.js'
 import type { DomainEvents, ReleaseEvent } from './domain-events.js'
 import { lockFor } from './engine.js'
+import { recordReleaseChange } from './history.js'
 import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
+import { checkReportSpan } from './report-span.js'
 import { newObjectId, nowIso } from './ids.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import { writeTransaction, type Executor } from './transaction.js'
@@ -35,6 +37,7 @@ const iso = (value: string): string => new Date(value).toISOString()
 
 function checkDates (start: string, end: string): void {
   if (Date.parse(end) < Date.parse(start)) throw new Invalid('desired_end_date must not be before start_date')
+  checkReportSpan(Date.parse(start), Date.parse(end), 'the release report (start_date to desired_end_date)')
 }
 
 /** Release reports over one or more repositories, with the issues planned for them. */
@@ -138,6 +141,7 @@ export function createReleasesRepository (db: Executor, events?: DomainEvents) {
           .where('issue_id', 'in', (eb) => eb.selectFrom('issues').select('id').where('repo_id', '=', repoId)).execute()
         await trx.deleteFrom('release_report_repositories').where('release_id', '=', id).where('repo_id', '=', repoId).execute()
         await touchPlanning(trx, leaving.map((r) => Number(r.id)))
+        await recordReleaseChange(trx, id, leaving.map((r) => Number(r.id)), 'removed', nowIso())
         await changed(trx, id, 'repository_removed', user, [repoId])
       })
     },
@@ -172,6 +176,8 @@ export function createReleasesRepository (db: Executor, events?: DomainEvents) {
         }
         const isIn = (refs: IssueRef[]) => (i: ResolvedIssue) => refs.some((r) => r.repo_id === Number(i.repo_id) && r.issue_number === Number(i.number))
         const touched = [...toAdd.filter(isIn(added)), ...toRemove.filter(isIn(removed))]
+        await recordReleaseChange(trx, id, toAdd.filter(isIn(added)).map((i) => i.id), 'added', nowIso())
+        await recordReleaseChange(trx, id, toRemove.filter(isIn(removed)).map((i) => i.id), 'removed', nowIso())
         await touchPlanning(trx, touched.map((i) => i.id))
         if (touched.length > 0) await changed(trx, id, 'issues_changed', user)
         return { added, removed }

@@ -3,6 +3,9 @@ import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
 import { announce, issueContext } from './announce.js'
 import { NOBODY, type DomainEvents } from './domain-events.js'
 import { isUniqueViolation } from './engine.js'
+import { recordMilestone, recordState } from './history.js'
+import { isCalendarDate } from './zoned-time.js'
+import { isDateTime } from '../schemas/formats.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
@@ -25,6 +28,7 @@ export interface IssueRow {
   state: 'open' | 'closed'
   estimate: number | null
   is_epic: number
+  milestone_number: number | null
 }
 
 export interface NewIssue {
@@ -38,9 +42,25 @@ export interface NewIssue {
   estimate?: number
   /** pipeline (id or name) per workspace id, instead of the workspace's first pipeline */
   pipelines?: Record<string, string>
+  /** a milestone of the repository */
+  milestoneNumber?: number
 }
 
-const ISSUE_COLUMNS = ['id', 'repo_id', 'number', 'title', 'state', 'estimate', 'is_epic'] as const
+export interface IssueChange {
+  title?: string
+  state?: 'open' | 'closed'
+  /** a milestone of the repository; null: none */
+  milestone_number?: number | null
+}
+
+export interface MilestoneFields {
+  title?: string
+  /** ISO 8601 date-time or YYYY-MM-DD; null clears it */
+  due_on?: string | null
+  state?: 'open' | 'closed'
+}
+
+const ISSUE_COLUMNS = ['id', 'repo_id', 'number', 'title', 'state', 'estimate', 'is_epic', 'milestone_number'] as const
 
 const issueQuery = prepared<{ repoId: number, number: number }>()((db, p) =>
   db.selectFrom('issues').select(ISSUE_COLUMNS).where('repo_id', '=', p.repoId).where('number', '=', p.number))
@@ -50,6 +70,13 @@ const repoQuery = prepared<{ id: number }>()((db, p) => db.selectFrom('repositor
 export async function touchPlanning (db: Executor, issueIds: number[]): Promise<void> {
   if (issueIds.length === 0) return
   await db.updateTable('issues').set({ planning_changed_at: nowIso() }).where('id', 'in', issueIds).execute()
+}
+
+/** A due date as stored: ISO 8601 UTC with milliseconds (a bare date is that day's 00:00 UTC, as the issue hosts send them). */
+export function dueDate (value: string): string {
+  const ms = isCalendarDate(value) ? Date.parse(`${value}T00:00:00Z`) : isDateTime(value) ? Date.parse(value) : Number.NaN
+  if (Number.isNaN(ms)) throw new Invalid('due_on must be an ISO 8601 date-time or a YYYY-MM-DD date')
+  return new Date(ms).toISOString()
 }
 
 /** An issue by repository and number, or undefined. */
@@ -65,7 +92,7 @@ export async function requireIssue (db: Executor, repoId: number, number: number
 
 /**
  * The issue-hosting platform's side: repositories, their issues and milestones. Creating or
- * reopening an issue keeps its board placements in step (README, "Conventions").
+ * reopening an issue keeps its board placements in step (docs/api.md, "Conventions").
  */
 export function createRepositoriesRepository (db: Executor, events?: DomainEvents) {
   const byId = async (id: number): Promise<Repository | undefined> => (await repoQuery(db, { id })).rows[0]
@@ -73,6 +100,10 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
     const repo = await byId(id)
     if (repo === undefined) throw new NotFound(`repository ${id} not found`)
     return repo
+  }
+  const requireMilestone = async (repoId: number, number: number): Promise<void> => {
+    const row = await db.selectFrom('milestones').select('number').where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+    if (row === undefined) throw new Invalid(`milestone ${number} not found in repository ${repoId}`)
   }
   const pipelineIn = async (workspaceId: string, wanted: string) =>
     await db.selectFrom('pipelines').select(['id', 'name']).where('workspace_id', '=', workspaceId)
@@ -90,7 +121,7 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
 
     async milestones (repoId: number): Promise<Array<Milestone & { start_date: string | null }>> {
       await requireRepository(repoId)
-      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'start_date']).where('repo_id', '=', repoId).orderBy('number').execute()
+      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'start_date', 'due_on', 'state']).where('repo_id', '=', repoId).orderBy('number').execute()
       return rows.map((m) => ({ ...m, repo_id: Number(m.repo_id), number: Number(m.number) }))
     },
 
@@ -128,15 +159,36 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
 
     /** Creates an issue and lands it, unprioritized, in the first pipeline of each workspace. */
     async createIssue (repoId: number, issue: NewIssue): Promise<IssueRow> {
+      const created = await this.createIssueIfAbsent(repoId, issue)
+      if (created === undefined) throw new Conflict(`issue ${issue.number} already exists in repository ${repoId}`)
+      return created
+    },
+
+    /**
+     * As `createIssue`, but an issue already there (or inserted at the same moment by another
+     * transaction: the insert waits for it) is left alone and undefined returned.
+     */
+    async createIssueIfAbsent (repoId: number, issue: NewIssue): Promise<IssueRow | undefined> {
       await requireRepository(repoId)
-      if (await issueByNumber(db, repoId, issue.number) !== undefined) {
-        throw new Conflict(`issue ${issue.number} already exists in repository ${repoId}`)
-      }
       const state = issue.state ?? 'open'
       const now = nowIso()
-      const { id } = await db.insertInto('issues')
-        .values({ repo_id: repoId, number: issue.number, title: issue.title, state, estimate: issue.estimate ?? null, created_at: now })
-        .returning('id').executeTakeFirstOrThrow()
+      if (issue.milestoneNumber !== undefined) await requireMilestone(repoId, issue.milestoneNumber)
+      const inserted = await db.insertInto('issues')
+        .values({
+          repo_id: repoId,
+          number: issue.number,
+          title: issue.title,
+          state,
+          estimate: issue.estimate ?? null,
+          created_at: now,
+          milestone_number: issue.milestoneNumber ?? null
+        })
+        .onConflict((oc) => oc.columns(['repo_id', 'number']).doNothing())
+        .returning('id').executeTakeFirst()
+      if (inserted === undefined) return undefined
+      const { id } = inserted
+      await recordState(db, id, state, now)
+      if (issue.milestoneNumber !== undefined) await recordMilestone(db, id, repoId, issue.milestoneNumber, now)
       for (const at of issue.plusOnes ?? []) await db.insertInto('plus_ones').values({ issue_id: id, created_at: at }).execute()
       const holding = await db.selectFrom('workspace_repositories as wr')
         .innerJoin('pipelines as p', 'p.workspace_id', 'wr.workspace_id')
@@ -182,23 +234,45 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
     },
 
     /** Retitles, closes (off every board) or reopens (back to its last pipeline at once). */
-    async updateIssue (repoId: number, number: number, change: { title?: string, state?: 'open' | 'closed' }): Promise<IssueRow> {
+    async updateIssue (repoId: number, number: number, change: IssueChange): Promise<IssueRow> {
       const issue = await requireIssue(db, repoId, number)
       if (change.title !== undefined) await db.updateTable('issues').set({ title: change.title }).where('id', '=', issue.id).execute()
+      const milestone = change.milestone_number
+      if (milestone !== undefined && milestone !== (issue.milestone_number === null ? null : Number(issue.milestone_number))) {
+        if (milestone !== null) await requireMilestone(repoId, milestone)
+        await db.updateTable('issues').set({ milestone_number: milestone }).where('id', '=', issue.id).execute()
+        await recordMilestone(db, issue.id, repoId, milestone, nowIso())
+      }
       if (change.state !== undefined && change.state !== issue.state) {
         await db.updateTable('issues').set({ state: change.state }).where('id', '=', issue.id).execute()
+        await recordState(db, issue.id, change.state, nowIso())
         await db.updateTable('placements').set({ is_open: change.state === 'open' ? 1 : 0 }).where('issue_id', '=', issue.id).execute()
         await announce(db, events, { ...await issueContext(db, issue.id), user: NOBODY, type: change.state === 'open' ? 'issue_reopened' : 'issue_closed' })
       }
       return await requireIssue(db, repoId, number)
     },
 
-    async createMilestone (repoId: number, number: number, title: string): Promise<Milestone> {
+    async createMilestone (repoId: number, number: number, title: string, fields: Omit<MilestoneFields, 'title'> = {}): Promise<Milestone> {
       await requireRepository(repoId)
-      const inserted = await db.insertInto('milestones').values({ repo_id: repoId, number, title, start_date: null })
+      const dueOn = fields.due_on === undefined || fields.due_on === null ? null : dueDate(fields.due_on)
+      const state = fields.state ?? 'open'
+      const inserted = await db.insertInto('milestones').values({ repo_id: repoId, number, title, start_date: null, due_on: dueOn, state })
         .onConflict((oc) => oc.columns(['repo_id', 'number']).doNothing()).returning('number').executeTakeFirst()
       if (inserted === undefined) throw new Conflict(`milestone ${number} already exists in repository ${repoId}`)
-      return { repo_id: repoId, number, title }
+      return { repo_id: repoId, number, title, due_on: dueOn, state }
+    },
+
+    /** Retitles a milestone, sets or clears its due date, closes or reopens it. */
+    async updateMilestone (repoId: number, number: number, fields: MilestoneFields): Promise<Milestone> {
+      await requireRepository(repoId)
+      const set: { title?: string, due_on?: string | null, state?: 'open' | 'closed' } = {}
+      if (fields.title !== undefined) set.title = fields.title
+      if (fields.due_on !== undefined) set.due_on = fields.due_on === null ? null : dueDate(fields.due_on)
+      if (fields.state !== undefined) set.state = fields.state
+      if (Object.keys(set).length > 0) await db.updateTable('milestones').set(set).where('repo_id', '=', repoId).where('number', '=', number).execute()
+      const row = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'due_on', 'state']).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+      if (row === undefined) throw new NotFound(`milestone ${number} not found in repository ${repoId}`)
+      return { ...row, repo_id: Number(row.repo_id), number: Number(row.number) }
     }
   }
 }

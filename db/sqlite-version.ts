@@ -3,7 +3,7 @@ import { closeSync, openSync, readSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { SqliteHandle } from './sqlite.js'
 
-/** The two copies of the WAL-index header at the start of the `-shm` file (README, "Benchmarks"). */
+/** The two copies of the WAL-index header at the start of the `-shm` file (docs/development.md, "Benchmarks"). */
 const HEADER = 96
 const COPY = 48
 /** `iVersion` of the WAL-index format every SQLite since 3.7.0 writes. */

@@ -1,13 +1,22 @@
+import { createAuditRepository } from './audit.js'
 import { createBoardsRepository } from './boards.js'
+import { createBulkIssues } from './bulk-issues.js'
 import { createChatRepository } from './chat.js'
+import { createConnectionsRepository } from './connections.js'
 import { createDependenciesRepository } from './dependencies.js'
 import { DomainEvents } from './domain-events.js'
 import { createEpicsRepository } from './epics.js'
 import { createIssuesRepository } from './issues.js'
 import { migrate } from './migrations/index.js'
+import { sealStoredSecrets } from './sealed-secrets.js'
 import { createMilestonesRepository } from './milestones.js'
+import { createOidcIdentitiesRepository } from './oidc-identities.js'
 import { createReleasesRepository } from './releases.js'
+import { createSessionsRepository } from './sessions.js'
+import { createTokensRepository } from './tokens.js'
+import { createSprintsRepository } from './sprints.js'
 import { createRepositoriesRepository } from './repositories.js'
+import { SecretBox } from './secret-box.js'
 import { sqliteKysely, type SqliteHandle } from './sqlite.js'
 import { writeTransaction, type Executor } from './transaction.js'
 import { createUsersRepository } from './users.js'
@@ -15,10 +24,16 @@ import { createWebhooksRepository } from './webhooks.js'
 import { createWorkspacesRepository } from './workspaces.js'
 
 /** Every domain's data functions over one executor (the database, or one open transaction). */
-function repositories (db: Executor, events: DomainEvents) {
+function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
   return {
     db,
+    /** SECRET_KEY (and the previous key during a rotation): seals and opens secrets at rest */
+    secrets,
     users: createUsersRepository(db),
+    tokens: createTokensRepository(db),
+    sessions: createSessionsRepository(db),
+    audit: createAuditRepository(db),
+    oidcIdentities: createOidcIdentitiesRepository(db),
     repositories: createRepositoriesRepository(db, events),
     workspaces: createWorkspacesRepository(db),
     boards: createBoardsRepository(db, events),
@@ -27,8 +42,12 @@ function repositories (db: Executor, events: DomainEvents) {
     milestones: createMilestonesRepository(db),
     dependencies: createDependenciesRepository(db, events),
     releases: createReleasesRepository(db, events),
-    webhooks: createWebhooksRepository(db),
-    chat: createChatRepository(db)
+    sprints: createSprintsRepository(db, events),
+    webhooks: createWebhooksRepository(db, secrets),
+    connections: createConnectionsRepository(db, secrets),
+    chat: createChatRepository(db),
+    /** a loader of many issues at once (fixtures), with its own lookups kept for one load */
+    bulkIssues: () => createBulkIssues(db, events)
   }
 }
 
@@ -41,22 +60,25 @@ export interface PlanningStore extends StoreScope {
 }
 
 /** The store behind `fastify.planningStore`: built once per database. */
-export function createStore (db: Executor, events: DomainEvents): PlanningStore {
+export function createStore (db: Executor, events: DomainEvents, secrets = new SecretBox()): PlanningStore {
   return {
-    ...repositories(db, events),
+    ...repositories(db, events, secrets),
     events,
-    transaction: async (fn) => await writeTransaction(db, async (trx) => await fn(repositories(trx, events)))
+    transaction: async (fn) => await writeTransaction(db, async (trx) => await fn(repositories(trx, events, secrets)))
   }
 }
 
 /** Opens a SQLite store (migrated) outside Fastify: the admin CLI, benchmarks, tests. */
-export async function openSqliteStore (database: SqliteHandle | string, events = new DomainEvents()): Promise<PlanningStore & { close: () => Promise<void> }> {
+export async function openSqliteStore (
+  database: SqliteHandle | string, events = new DomainEvents(), secrets = new SecretBox()
+): Promise<PlanningStore & { close: () => Promise<void> }> {
   const { db } = sqliteKysely(database)
   try {
     await migrate(db, 'sqlite')
+    await sealStoredSecrets(db, secrets)
   } catch (err) {
     await db.destroy()
     throw err
   }
-  return { ...createStore(db, events), close: async () => await db.destroy() }
+  return { ...createStore(db, events, secrets), close: async () => await db.destroy() }
 }

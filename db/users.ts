@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { AdminUser } from '../schemas/admin.js'
@@ -27,7 +27,6 @@ export function generateToken (): string {
 /** Logins compare case-insensitively, as on the issue-hosting platforms. */
 const sameLogin = (login: string) => sql<boolean>`lower(login) = lower(${login})`
 
-const byHash = prepared<{ hash: string }>()((db, p) => db.selectFrom('users').select(['id', 'login', 'token_hash']).where('token_hash', '=', p.hash))
 const levelOf = prepared<{ userId: number, repoId: number }>()((db, p) =>
   db.selectFrom('permissions').select('level').where('user_id', '=', p.userId).where('repo_id', '=', p.repoId))
 
@@ -40,16 +39,6 @@ export function createUsersRepository (db: Executor) {
     await db.selectFrom('users').select(['id', 'login']).where('id', '=', id).executeTakeFirst()
 
   return {
-    /** The user owning this token, or undefined. The digest is compared in constant time. */
-    async findByToken (token: string): Promise<User | undefined> {
-      const digest = hashToken(token)
-      const row = (await byHash(db, { hash: digest })).rows[0]
-      if (row === undefined || row.token_hash === null) return undefined
-      const a = Buffer.from(row.token_hash, 'hex')
-      const b = Buffer.from(digest, 'hex')
-      return a.length === b.length && timingSafeEqual(a, b) ? { id: row.id, login: row.login } : undefined
-    },
-
     byLogin,
 
     async requireLogin (login: string): Promise<User> {
@@ -70,8 +59,10 @@ export function createUsersRepository (db: Executor) {
       if (id !== undefined && await byId(id) !== undefined) throw new Conflict(`user id ${id} already exists`)
       let row
       try {
+        const now = nowIso()
+        const tokenHash = token === undefined ? null : hashToken(token)
         row = await db.insertInto('users')
-          .values({ ...(id === undefined ? {} : { id }), login, token_hash: token === undefined ? null : hashToken(token), created_at: nowIso() })
+          .values({ ...(id === undefined ? {} : { id }), login, token_hash: tokenHash, token_created_at: tokenHash === null ? null : now, created_at: now })
           .returning('id').executeTakeFirstOrThrow()
       } catch (err) {
         if (isUniqueViolation(err)) throw new Conflict(`login '${login}' or user id ${id ?? ''} already exists`)
@@ -85,7 +76,7 @@ export function createUsersRepository (db: Executor) {
     /** Makes a new token; the previous one stops working. Returns the token (shown once). */
     async regenerateToken (userId: number): Promise<string> {
       const token = generateToken()
-      await db.updateTable('users').set({ token_hash: hashToken(token) }).where('id', '=', userId).execute()
+      await db.updateTable('users').set({ token_hash: hashToken(token), token_created_at: nowIso(), token_last_used_at: null }).where('id', '=', userId).execute()
       return token
     },
 
@@ -117,12 +108,41 @@ export function createUsersRepository (db: Executor) {
 
     /** The token stops working; no new one is made. */
     async revokeToken (userId: number): Promise<void> {
-      await db.updateTable('users').set({ token_hash: null }).where('id', '=', userId).execute()
+      await db.updateTable('users').set({ token_hash: null, token_last_used_at: null }).where('id', '=', userId).execute()
     },
 
     /** The user, their token and permissions go; their events stay, without a user. */
     async remove (userId: number): Promise<void> {
       await db.deleteFrom('users').where('id', '=', userId).execute()
+    },
+
+    /** Users with their email (null: none), by id. */
+    async listWithEmail (): Promise<Array<User & { email: string | null }>> {
+      return await db.selectFrom('users').select(['id', 'login', 'email']).orderBy('id').execute()
+    },
+
+    async emailOf (userId: number): Promise<string | null> {
+      return (await db.selectFrom('users').select('email').where('id', '=', userId).executeTakeFirst())?.email ?? null
+    },
+
+    /** The user with this email (compared case-insensitively), if any. */
+    async byEmail (email: string): Promise<User | undefined> {
+      return await db.selectFrom('users').select(['id', 'login']).where(sql<boolean>`lower(email) = lower(${email})`).executeTakeFirst()
+    },
+
+    /** Sets or clears (null) the user's email; one taken by another user is a conflict. */
+    async setEmail (userId: number, email: string | null): Promise<void> {
+      const conflict = () => new Conflict(`email '${email ?? ''}' belongs to another user`)
+      if (email !== null) {
+        const holder = await db.selectFrom('users').select('id').where(sql<boolean>`lower(email) = lower(${email})`).where('id', '<>', userId).executeTakeFirst()
+        if (holder !== undefined) throw conflict()
+      }
+      try {
+        await db.updateTable('users').set({ email }).where('id', '=', userId).execute()
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict()
+        throw err
+      }
     },
 
     async setPermission (userId: number, repoId: number, permission: PermissionName): Promise<void> {

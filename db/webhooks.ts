@@ -7,6 +7,7 @@ import { Invalid } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { LEGACY_EVENT_TYPES } from './domain-events.js'
 import { prepared } from './prepared.js'
+import { SecretBox } from './secret-box.js'
 import { writeTransaction, type Executor } from './transaction.js'
 
 export type Webhook = Static<typeof WebhookSchema>
@@ -58,8 +59,15 @@ export async function enqueueDeliveries (trx: Executor, repoId: number, eventTyp
   return hooks.length
 }
 
-/** Webhook configuration and the outbox of deliveries the worker sends. */
-export function createWebhooksRepository (db: Executor) {
+/** What a webhook's sealed secret is bound to (its row). */
+export const webhookSecretContext = (id: string): string => `webhooks.secret:${id}`
+
+/**
+ * Webhook configuration and the outbox of deliveries the worker sends. A webhook's secret is
+ * sealed with SECRET_KEY when the server has one (stored as given otherwise; docs/operations.md,
+ * "Secrets at rest") and opened only for signing.
+ */
+export function createWebhooksRepository (db: Executor, secrets: SecretBox = new SecretBox()) {
   const byId = async (id: string): Promise<Webhook | undefined> => {
     const row = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : toWebhook(row)
@@ -78,7 +86,7 @@ export function createWebhooksRepository (db: Executor) {
           repo_id: repoId,
           url,
           description,
-          secret,
+          secret: secret !== null && secrets.canSeal ? secrets.seal(secret, webhookSecretContext(id)) : secret,
           created_at: nowIso(),
           events: events === undefined ? null : JSON.stringify([...new Set(events)])
         }).execute()
@@ -113,7 +121,13 @@ export function createWebhooksRepository (db: Executor) {
         JOIN webhooks w ON w.id = d.webhook_id
         WHERE d.lease_until IS NULL OR d.lease_until < ${now}
         ORDER BY d.next_attempt_at, d.seq`.execute(db)
-      return rows.map((row) => ({ ...row, seq: Number(row.seq), next_attempt_at: Number(row.next_attempt_at), attempts: Number(row.attempts) }))
+      return rows.map((row) => ({
+        ...row,
+        secret: row.secret === null ? null : secrets.open(row.secret, webhookSecretContext(row.webhook_id)),
+        seq: Number(row.seq),
+        next_attempt_at: Number(row.next_attempt_at),
+        attempts: Number(row.attempts)
+      }))
     },
 
     /**

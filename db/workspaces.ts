@@ -5,7 +5,8 @@ import type { Workspace } from '../schemas/boards.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { prepared } from './prepared.js'
-import type { Executor } from './transaction.js'
+import { isUniqueViolation } from './engine.js'
+import { writeTransaction, type Executor } from './transaction.js'
 
 export type WorkspaceData = Static<typeof Workspace>
 export type WorkspaceWithPipelines = Static<typeof AdminWorkspace>
@@ -17,7 +18,8 @@ export interface NewWorkspace {
   description?: string | null
   created_at?: string
   repositories: number[]
-  pipelines: Array<string | { id?: string, name: string }>
+  /** a pipeline's `host_label`: the issue-host label it writes (two-way sync; set by a fixture) */
+  pipelines: Array<string | { id?: string, name: string, host_label?: string }>
 }
 
 export interface WorkspaceChange {
@@ -116,7 +118,7 @@ export function createWorkspacesRepository (db: Executor) {
     },
 
     /** The workspaces holding any of these repositories, oldest first, with those repositories and all pipelines. */
-    async holdingAny (repoIds: number[]): Promise<WorkspaceWithPipelines[]> {
+    async holdingAny (repoIds: number[]): Promise<Array<WorkspaceWithPipelines & { pipelines: Array<{ host_label: string | null }> }>> {
       if (repoIds.length === 0) return []
       const rows = await db.selectFrom('workspaces as w').select(['w.id', 'w.name', 'w.description'])
         .where('w.id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('workspace_id').where('repo_id', 'in', repoIds))
@@ -125,12 +127,12 @@ export function createWorkspacesRepository (db: Executor) {
       const repos = await repositoriesOf(ids)
       const lanes = ids.length === 0
         ? []
-        : await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id']).where('workspace_id', 'in', ids).orderBy('sort_order').execute()
+        : await db.selectFrom('pipelines').select(['id', 'name', 'workspace_id', 'host_label']).where('workspace_id', 'in', ids).orderBy('sort_order').execute()
       const wanted = new Set(repoIds)
       return rows.map((row) => ({
         ...row,
         repositories: repos.get(row.id)!.filter((id) => wanted.has(id)),
-        pipelines: lanes.filter((p) => p.workspace_id === row.id).map((p) => ({ id: p.id, name: p.name }))
+        pipelines: lanes.filter((p) => p.workspace_id === row.id).map((p) => ({ id: p.id, name: p.name, host_label: p.host_label }))
       }))
     },
 
@@ -145,10 +147,14 @@ export function createWorkspacesRepository (db: Executor) {
       if (await byId(id) !== undefined) throw new Conflict(`workspace ${id} already exists`)
       await db.insertInto('workspaces').values({ id, name: input.name, description: input.description ?? null, created_at: input.created_at ?? nowIso() }).execute()
       for (const [i, p] of input.pipelines.entries()) {
-        const entry = typeof p === 'string' ? { name: p } : p
+        const entry: { id?: string, name: string, host_label?: string } = typeof p === 'string' ? { name: p } : p
         const pid = entry.id ?? newObjectId()
         if (await pipeline(pid) !== undefined) throw new Conflict(`pipeline ${pid} already exists`)
-        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i }).execute()
+        const label = entry.host_label ?? null
+        if (label !== null && input.pipelines.slice(0, i).some((o) => typeof o !== 'string' && o.host_label?.toLowerCase() === label.toLowerCase())) {
+          throw new Invalid(`two pipelines name the label '${label}'`)
+        }
+        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i, host_label: label }).execute()
       }
       const first = (await pipelines(id))[0]
       for (const repoId of new Set(input.repositories)) await addRepository(id, repoId, first.id)
@@ -192,3 +198,17 @@ export function createWorkspacesRepository (db: Executor) {
 }
 
 export type WorkspacesRepository = ReturnType<typeof createWorkspacesRepository>
+
+/** Names (or with null, clears) the issue-host label of a pipeline; two pipelines of a workspace cannot share one. */
+export async function setPipelineLabel (db: Executor, workspaceId: string, pipelineId: string, label: string | null): Promise<void> {
+  await writeTransaction(db, async (trx) => {
+    const found = await trx.selectFrom('pipelines').select('id').where('id', '=', pipelineId).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    if (found === undefined) throw new NotFound(`pipeline ${pipelineId} not found in workspace ${workspaceId}`)
+    try {
+      await trx.updateTable('pipelines').set({ host_label: label }).where('id', '=', pipelineId).execute()
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new Conflict(`another pipeline of workspace ${workspaceId} names the label '${label ?? ''}'`)
+      throw err
+    }
+  })
+}

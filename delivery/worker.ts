@@ -3,6 +3,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
+import { isDatabaseUnavailable } from '../db/engine.js'
 import type { PendingDelivery, WebhooksRepository } from '../db/webhooks.js'
 import { RefusedAddressError, resolveTarget } from './address-policy.js'
 
@@ -49,6 +50,8 @@ export class DeliveryWorker {
   private scanning = false
   private scanned: Promise<void> = Promise.resolve()
   private rescan = false
+  /** scans failed in a row (the database away): the next waits longer, up to 15 s */
+  private failedScans = 0
 
   constructor (
     private readonly outbox: WebhooksRepository,
@@ -118,9 +121,13 @@ export class DeliveryWorker {
       next = Math.min(next, now + this.leaseMs)
       // Due heads left over by the concurrency limit are picked up when a send finishes.
       if (Number.isFinite(next)) this.schedule(next - now)
+      if (this.failedScans > 0) this.log.info({ failedScans: this.failedScans }, 'webhook outbox reachable again; sending resumed')
+      this.failedScans = 0
     } catch (err) {
-      this.log.error({ err }, 'webhook outbox scan failed')
-      this.schedule(1000)
+      // The database away (a restart, a hang): one warning, then try again later and later.
+      this.failedScans++
+      if (this.failedScans === 1) this.log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'webhook outbox unreachable; retrying with backoff')
+      this.schedule(Math.min(15_000, 500 * 2 ** this.failedScans))
     }
   }
 
@@ -135,7 +142,11 @@ export class DeliveryWorker {
     const retry = delivery.attempts > 0
     if (retry) this.retriesInFlight++
     const done = this.attempt(delivery, controller.signal)
-      .catch((err) => this.log.error({ err, delivery: delivery.id }, 'webhook delivery bookkeeping failed'))
+      .catch((err: unknown) => {
+        // The database away: the lease runs out and the delivery is sent again (at least once).
+        if (isDatabaseUnavailable(err)) this.log.warn({ err: { message: (err as Error).message }, delivery: delivery.id }, 'webhook delivery not recorded: the database is unavailable; it will be sent again')
+        else this.log.error({ err, delivery: delivery.id }, 'webhook delivery bookkeeping failed')
+      })
       .finally(() => {
         if (retry) this.retriesInFlight--
         this.inFlight.delete(delivery.webhook_id)

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { createConnectionsRepository, type Connection } from '../db/connections.js'
-import { ConnectionParams, ConnectionReply, CreateConnectionBody, CreateImportBody, RepositoryImport } from '../schemas/admin.js'
+import type { ListedConnection } from '../db/connections.js'
+import { ConnectionParams, ConnectionReply, CreateConnectionBody, CreateImportBody, RepositoryImport, UpdateConnectionBody } from '../schemas/admin.js'
 import { Type, EmptyBody, type ErrorBody } from '../schemas/common.js'
-import { connect } from '../services/connections.js'
+import { checkRepositoryName, connect } from '../services/connections.js'
 import { Importer } from '../services/importer.js'
 
 declare module 'fastify' {
@@ -14,27 +14,33 @@ declare module 'fastify' {
 }
 
 /**
- * Admin routes for issue-host connections and repository imports (README, "Connect GitHub,
- * GitHub Enterprise, Gitea or Forgejo"); registered inside the admin plugin, behind its token.
+ * Admin routes for issue-host connections and repository imports (docs/connections.md);
+ * registered inside the admin plugin, behind its token.
  */
 const connectionRoutes: FastifyPluginAsyncTypebox<{ tags: string[], errors: Record<number, typeof ErrorBody> }> = async (fastify, { tags, errors }) => {
-  const connections = createConnectionsRepository(fastify.planningStore.db)
-  const importer = new Importer(fastify.planningStore, fastify.log)
+  const connections = fastify.planningStore.connections
+  const importer = new Importer(fastify.planningStore, fastify.log, { fetch: fastify.planningHosts.fetch, leaseMs: fastify.planningHosts.importLeaseMs })
   fastify.decorate('planningImporter', importer)
-  fastify.addHook('onReady', async () => await importer.resumeUnfinished())
+  fastify.addHook('onReady', async () => {
+    await importer.resumeUnfinished()
+    importer.watch()
+  })
   fastify.addHook('onClose', async () => await importer.stop())
 
-  // The payload URL's path, under this server's prefix (BASE_PATH or a host app's).
-  const webhookPath = (request: FastifyRequest, id: string): string =>
-    `${request.url.split('?')[0].replace(/\/admin\/connections.*$/, '')}/integrations/${id}/webhook`
-  const shape = (request: FastifyRequest, c: Connection, secret?: string) => ({
+  // This server's prefix (BASE_PATH or a host app's), for the payload and callback paths.
+  const prefix = (request: FastifyRequest): string => request.url.split('?')[0].replace(/\/admin\/connections.*$/, '')
+  const webhookPath = (request: FastifyRequest, id: string): string => `${prefix(request)}/integrations/${id}/webhook`
+  const shape = (request: FastifyRequest, c: ListedConnection, secret?: string) => ({
     id: c.id,
     kind: c.kind,
     web_url: c.web_url,
     api_url: c.api_url,
     webhook_path: webhookPath(request, c.id),
     ...(secret === undefined ? {} : { secret }),
-    has_token: c.token !== null,
+    has_token: c.has_token,
+    has_oauth: c.has_oauth,
+    oauth_client_id: c.oauth_client_id,
+    sign_in_callback_path: `${prefix(request)}/auth/host/${c.id}/callback`,
     created_at: c.created_at
   })
 
@@ -42,8 +48,19 @@ const connectionRoutes: FastifyPluginAsyncTypebox<{ tags: string[], errors: Reco
     schema: { tags, summary: 'Connect an issue host (the webhook secret is shown in this answer only)', body: CreateConnectionBody, response: { 201: ConnectionReply, ...errors } }
   }, async (request, reply) => {
     const { connection, secret } = await connect(fastify.planningStore, request.body)
-    return await reply.status(201).send(shape(request, connection, secret))
+    const { secret: _secret, token, oauth_client_secret: oauthSecret, ...shown } = connection
+    return await reply.status(201).send(shape(request, { ...shown, has_token: token !== null, has_oauth: oauthSecret !== null }, secret))
   })
+
+  fastify.patch('/connections/:id', {
+    schema: {
+      tags,
+      summary: 'Set or clear (null) a connection\'s API token and OAuth app (sign-in through the host); they are never shown again',
+      params: ConnectionParams,
+      body: UpdateConnectionBody,
+      response: { 200: ConnectionReply, ...errors }
+    }
+  }, async (request) => shape(request, await connections.update(request.params.id, request.body)))
 
   fastify.get('/connections', {
     schema: { tags, summary: 'Issue-host connections (secrets and tokens are not shown)', response: { 200: Type.Array(ConnectionReply), ...errors } }
@@ -59,7 +76,8 @@ const connectionRoutes: FastifyPluginAsyncTypebox<{ tags: string[], errors: Reco
   fastify.post('/connections/:id/imports', {
     schema: { tags, summary: 'Import a repository from the issue host, in the background', params: ConnectionParams, body: CreateImportBody, response: { 202: RepositoryImport, ...errors } }
   }, async (request, reply) => {
-    await connections.require(request.params.id)
+    const connection = await connections.require(request.params.id)
+    checkRepositoryName(connection.kind, request.body.repository)
     const job = await connections.createImport(request.params.id, request.body.repository)
     importer.start(job.id)
     return await reply.status(202).send(job)

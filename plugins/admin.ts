@@ -3,23 +3,58 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createAdminOperations } from '../services/admin.js'
 import connectionRoutes from './admin-connections.js'
+import exportRoutes from './admin-export.js'
+import hostedImportRoutes, { type HostedImportOptions } from './admin-hosted-imports.js'
+import identityRoutes from './admin-identities.js'
 import type { PermissionName } from '../db/users.js'
+import { AuditPage, AuditQuery } from '../schemas/audit.js'
+import { AccountToken } from '../schemas/account.js'
 import {
-  AdminIssue, AdminMilestone, AdminRepository, AdminUser, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
-  CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams,
-  PermissionBody, PermissionParams, PermissionReply, TokenReply, UpdateIssueBody, UpdateWorkspaceBody, WorkspaceParams
+  AdminIssue, AdminMilestone, AdminRepository, AdminUserWithEmail, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
+  CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams, MilestoneNumberParams, UpdateMilestoneBody,
+  PermissionBody, PermissionParams, PermissionReply, TokenReply, UpdateIssueBody, UpdateUserBody, UpdateWorkspaceBody, UserTokenParams, WorkspaceParams
 } from '../schemas/admin.js'
 import { Type, EmptyBody, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
 
 export interface AdminPluginOptions {
   /** `Authorization: Bearer <adminToken>` opens the admin API */
   adminToken: string
+  /** imports from the hosted service: rate, timeouts, lease (docs, "Move from the hosted service") */
+  hostedImport?: HostedImportOptions
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
 const errors = { ...errorResponses, 409: ErrorBody }
 
-/** The admin API (README, "Admin API and CLI"): users, tokens, repositories, issues, workspaces, import. */
+/** Audit actions of the admin writes, by method and route; any other write is `admin.write`. */
+const ACTIONS: Record<string, string> = {
+  'POST /import': 'import.fixture',
+  'POST /users': 'user.created',
+  'PATCH /users/:login': 'user.updated',
+  'DELETE /users/:login': 'user.deleted',
+  'POST /users/:login/token': 'token.created',
+  'DELETE /users/:login/token': 'token.revoked',
+  'DELETE /users/:login/tokens/:token_id': 'token.revoked',
+  'POST /repositories': 'repository.created',
+  'DELETE /repositories/:repo_id': 'repository.deleted',
+  'PUT /repositories/:repo_id/permissions/:login': 'permission.set',
+  'POST /repositories/:repo_id/issues': 'issue.created',
+  'PATCH /repositories/:repo_id/issues/:number': 'issue.updated',
+  'POST /repositories/:repo_id/milestones': 'milestone.created',
+  'POST /workspaces': 'workspace.created',
+  'PATCH /workspaces/:workspace_id': 'workspace.updated',
+  'PUT /chat/roles/:login': 'chat_role.set',
+  'POST /connections': 'connection.created',
+  'DELETE /connections/:id': 'connection.removed',
+  'PATCH /connections/:id': 'connection.updated',
+  'POST /connections/:id/imports': 'import.started',
+  'PUT /users/:login/identities': 'identity.linked',
+  'DELETE /users/:login/identities/:connection_id': 'identity.unlinked'
+}
+/** Body fields whose values the audit log keeps; of the others (secrets, tokens, fixtures) only the names. */
+const KEPT_FIELDS = new Set(['permission', 'role', 'state', 'email', 'kind', 'repository', 'login', 'id', 'name', 'number', 'web_url', 'api_url', 'oauth_client_id'])
+
+/** The admin API (docs/operations.md, "Admin API and CLI"): users, tokens, repositories, issues, workspaces, import. */
 const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastify, opts) => {
   const expected = digest(opts.adminToken)
   const admin = createAdminOperations(fastify.planningStore)
@@ -32,19 +67,59 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
     }
   })
 
+  // Every admin write that succeeded goes to the audit log before its answer leaves.
+  fastify.addHook('onSend', async (request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || reply.statusCode >= 400) return
+    const route = (request.routeOptions.url ?? '').slice(request.routeOptions.url?.startsWith(fastify.prefix) === true ? fastify.prefix.length : 0)
+    const params = (request.params ?? {}) as Record<string, unknown>
+    const body = request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body) ? request.body as Record<string, unknown> : {}
+    const fields: Record<string, unknown> = {}
+    for (const [name, value] of Object.entries(body)) fields[name] = KEPT_FIELDS.has(name) && (typeof value !== 'object' || value === null) ? value : '[not kept]'
+    const target = typeof params.login === 'string'
+      ? `user:${params.login}`
+      : params.repo_id !== undefined ? `repository:${String(params.repo_id)}` : typeof params.id === 'string' ? `connection:${params.id}` : typeof params.workspace_id === 'string' ? `workspace:${params.workspace_id}` : null
+    try {
+      await fastify.planningStore.audit.record({
+        actor: 'admin', action: ACTIONS[`${request.method} ${route}`] ?? 'admin.write', target, address: request.ip, detail: { request: `${request.method} ${route}`, params, fields }
+      })
+    } catch (err) {
+      request.log.error({ err }, 'could not write the audit entry of an admin write')
+    }
+  })
+
   const tags = ['admin']
   fastify.post('/import', {
-    bodyLimit: 16 * 1024 * 1024,
+    // An export of a large team: about 200 bytes an issue.
+    bodyLimit: 256 * 1024 * 1024,
     schema: { tags, summary: 'Merge a fixture, all or nothing', body: Fixture, response: { 200: ImportReply, ...errors } }
   }, async (request) => await admin.importFixture(request.body))
 
   fastify.get('/users', {
-    schema: { tags, summary: 'Users', response: { 200: Type.Array(AdminUser), ...errors } }
+    schema: { tags, summary: 'Users', response: { 200: Type.Array(AdminUserWithEmail), ...errors } }
   }, async () => await admin.listUsers())
 
   fastify.post('/users', {
-    schema: { tags, summary: 'Create a user (no token until one is made)', body: CreateUserBody, response: { 201: AdminUser, ...errors } }
-  }, async (request, reply) => reply.status(201).send(await admin.createUser(request.body.login, request.body.id)))
+    schema: { tags, summary: 'Create a user (no token until one is made)', body: CreateUserBody, response: { 201: AdminUserWithEmail, ...errors } }
+  }, async (request, reply) => reply.status(201).send(await admin.createUser(request.body.login, request.body.id, request.body.email)))
+
+  fastify.patch('/users/:login', {
+    schema: { tags, summary: 'Set or clear (null) a user\'s email', params: LoginParams, body: UpdateUserBody, response: { 200: AdminUserWithEmail, ...errors } }
+  }, async (request) => await admin.updateUser(request.params.login, request.body))
+
+  fastify.get('/users/:login/tokens', {
+    schema: { tags, summary: 'A user\'s API tokens (the admin-made one as `legacy`)', params: LoginParams, response: { 200: Type.Array(AccountToken), ...errors } }
+  }, async (request) => await admin.userTokens(request.params.login))
+
+  fastify.delete('/users/:login/tokens/:token_id', {
+    schema: { tags, summary: 'Revoke one of a user\'s tokens (`legacy`: the admin-made one)', params: UserTokenParams, response: { 204: EmptyBody, ...errors } }
+  }, async (request, reply) => {
+    await admin.revokeUserToken(request.params.login, request.params.token_id)
+    return await reply.status(204).send(undefined)
+  })
+
+  fastify.get('/audit', {
+    schema: { tags, summary: 'The audit log, newest first (sign-ins, sessions, tokens, permissions, connections, imports, admin writes)', querystring: AuditQuery, response: { 200: AuditPage, ...errors } }
+  }, async (request) => await admin.audit(request.query.cursor, request.query.limit))
 
   fastify.post('/users/:login/token', {
     schema: { tags, summary: 'Make a new token (the old one stops working)', params: LoginParams, response: { 200: TokenReply, ...errors } }
@@ -113,8 +188,14 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
 
   fastify.post('/repositories/:repo_id/milestones', {
     schema: { tags, summary: 'Create a milestone', params: RepoParams, body: CreateMilestoneBody, response: { 201: AdminMilestone, ...errors } }
-  }, async (request, reply) => reply.status(201).send(
-    await admin.createMilestone(request.params.repo_id, request.body.number, request.body.title)))
+  }, async (request, reply) => {
+    const { number, title, ...fields } = request.body
+    return reply.status(201).send(await admin.createMilestone(request.params.repo_id, number, title, fields))
+  })
+
+  fastify.patch('/repositories/:repo_id/milestones/:number', {
+    schema: { tags, summary: 'Retitle a milestone, set or clear its due date, close or reopen it', params: MilestoneNumberParams, body: UpdateMilestoneBody, response: { 200: AdminMilestone, ...errors } }
+  }, async (request) => await admin.updateMilestone(request.params.repo_id, request.params.number, request.body))
 
   fastify.post('/workspaces', {
     schema: { tags, summary: 'Create a workspace with its repositories and pipelines', body: CreateWorkspaceBody, response: { 201: AdminWorkspace, ...errors } }
@@ -129,6 +210,9 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   }, async (request) => await admin.setChatRole(request.params.login, request.body.role))
 
   await fastify.register(connectionRoutes, { tags, errors })
+  await fastify.register(exportRoutes, { tags, errors })
+  await fastify.register(hostedImportRoutes, { tags, errors, hostedImport: opts.hostedImport })
+  await fastify.register(identityRoutes, { tags, errors })
 }
 
 export default adminPlugin

@@ -1,6 +1,8 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { boardCsv, sendReport, wantsCsv } from './report-format.js'
 import type { MovePosition } from '../db/boards.js'
 import { Board, BoardQuery, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams, WorkspaceSummary } from '../schemas/boards.js'
 import type { Board as BoardData } from '../db/boards.js'
@@ -35,6 +37,13 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     return workspaceId
   }
 
+  /** `?format=csv` or `Accept: text/csv` (an extension): the board as one row per issue, past the read cache. */
+  const boardAsCsv = async (request: FastifyRequest, reply: FastifyReply, repoId: number, build: () => Promise<BoardData>) => {
+    await requireAccess(request, repoId, 'read')
+    const answer = await build()
+    return await sendReport(request, reply, answer, () => boardCsv(answer), `board-${repoId}.csv`)
+  }
+
   /** `?pipeline_id=` (an extension): that pipeline only; 400 when the workspace has no such pipeline. */
   const only = (board: BoardData, workspaceId: string, pipelineId?: string): BoardData => {
     if (pipelineId === undefined) return board
@@ -60,6 +69,12 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
   }, (request, reply) => {
     const { workspace_id: workspaceId, repo_id: repoId } = request.params
     const pipelineId = request.query.pipeline_id
+    if (wantsCsv(request)) {
+      return boardAsCsv(request, reply, repoId, async () => {
+        await workspaceHolding(workspaceId, repoId)
+        return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
+      })
+    }
     return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${pipelineId ?? ''}`, async () => {
       await workspaceHolding(workspaceId, repoId)
       return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
@@ -71,6 +86,12 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
   }, (request, reply) => {
     const { repo_id: repoId } = request.params
     const pipelineId = request.query.pipeline_id
+    if (wantsCsv(request)) {
+      return boardAsCsv(request, reply, repoId, async () => {
+        const workspaceId = await oldestWorkspace(repoId)
+        return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
+      })
+    }
     return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${pipelineId ?? ''}`, async () => {
       const workspaceId = await oldestWorkspace(repoId)
       return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)

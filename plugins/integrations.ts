@@ -1,20 +1,24 @@
-import formbody from '@fastify/formbody'
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { verify } from '@octokit/webhooks-methods'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Transform } from 'node:stream'
-import { createConnectionsRepository } from '../db/connections.js'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { Connection } from '../db/connections.js'
 import { Type, ErrorBody, errorResponses } from '../schemas/common.js'
+import { ownAccount } from '../services/host-account.js'
+import { permissionReader } from '../services/host-permissions.js'
+import { repositoryLookup } from '../services/host-repository.js'
 import { handleDelivery } from '../services/issue-host.js'
 
-const rawBody = Symbol('planningRawBody')
+const found = Symbol('planningConnection')
 declare module 'fastify' {
   interface FastifyRequest {
-    [rawBody]?: string
+    [found]?: Connection
   }
 }
+
+/** GitHub's own cap on a delivery's size. */
+const MAX_DELIVERY_BYTES = 25 * 1024 * 1024
 
 const Params = Type.Object({ connection_id: Type.String({ minLength: 1, maxLength: 100 }) })
 const Reply = Type.Object({ result: Type.String({ description: 'pong, handled, duplicate, stale or ignored' }) })
@@ -27,72 +31,100 @@ const header = (request: FastifyRequest, ...names: string[]): string | undefined
   return undefined
 }
 
+/** `sha256=<hex>` as GitHub sends it, or the bare hex of Gitea's and Forgejo's header. */
+const signatureOf = (request: FastifyRequest): string | undefined => {
+  const bare = header(request, 'x-gitea-signature', 'x-forgejo-signature')
+  const value = header(request, 'x-hub-signature-256') ?? (bare === undefined ? undefined : `sha256=${bare}`)
+  return value === undefined ? undefined : value.trim().toLowerCase()
+}
+
+const signatureMatches = (secret: string, body: Buffer, signature: string): boolean => {
+  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`)
+  const given = Buffer.from(signature)
+  return given.length === expected.length && timingSafeEqual(given, expected)
+}
+
+export interface IntegrationsOptions {
+  /** how the receiver reaches an issue host to read a permission back (the address policy plugs in here) */
+  hostFetch?: typeof fetch
+  /** how long a request to an issue host may take */
+  hostTimeoutMs?: number
+}
+
 /**
- * The URL an issue host's webhook posts to (README, "Connect GitHub, GitHub Enterprise, Gitea or
- * Forgejo"). No user token: the body must carry the connection's HMAC-SHA256 signature.
+ * The URL an issue host's webhook posts to (docs/connections.md). No user token: the body must
+ * carry the connection's HMAC-SHA256 signature. The connection and the signature header are
+ * checked before a byte of the body is read; a known connection's body (at most 25 MiB) is
+ * checked against the signature before it is parsed.
  */
-const integrations: FastifyPluginAsyncTypebox = async (fastify) => {
-  const connections = createConnectionsRepository(fastify.planningStore.db)
+const integrations: FastifyPluginAsyncTypebox<IntegrationsOptions> = async (fastify, options) => {
+  // Connections come back with their secret and token decrypted (SECRET_KEY).
+  const connections = fastify.planningStore.connections
   const tags = ['integrations']
 
-  // The signature covers the exact bytes sent: keep them while the body is parsed as usual.
-  fastify.addHook('preParsing', async (request, _reply, payload) => {
-    const chunks: Buffer[] = []
-    const tee = new Transform({
-      transform (chunk: Buffer, _encoding, done) {
-        chunks.push(chunk)
-        done(null, chunk)
-      },
-      flush (done) {
-        request[rawBody] = Buffer.concat(chunks).toString('utf8')
-        done()
-      }
-    })
-    return payload.pipe(tee)
+  const verified = (request: FastifyRequest, body: Buffer): void => {
+    const connection = request[found]!
+    if (!signatureMatches(connection.secret, body, signatureOf(request)!)) {
+      throw httpErrors.unauthorized('the delivery\'s signature does not match the connection\'s secret')
+    }
+  }
+  // JSON, or GitHub's and Gitea's application/x-www-form-urlencoded with the JSON in `payload`.
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_DELIVERY_BYTES }, (request, body, done) => {
+    try {
+      verified(request, body as Buffer)
+      done(null, JSON.parse((body as Buffer).toString('utf8')))
+    } catch (err) {
+      done(err instanceof SyntaxError ? httpErrors.badRequest('body is not valid JSON') : err as Error, undefined)
+    }
   })
-  // GitHub and Gitea also offer application/x-www-form-urlencoded, the JSON in a `payload` field.
-  await fastify.register(formbody)
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: MAX_DELIVERY_BYTES }, (request, body, done) => {
+    try {
+      verified(request, body as Buffer)
+      const payload = new URLSearchParams((body as Buffer).toString('utf8')).get('payload')
+      if (payload === null) throw httpErrors.badRequest('body/payload is missing')
+      done(null, JSON.parse(payload))
+    } catch (err) {
+      done(err instanceof SyntaxError ? httpErrors.badRequest('body/payload is not valid JSON') : err as Error, undefined)
+    }
+  })
 
   fastify.post('/integrations/:connection_id/webhook', {
-    bodyLimit: 8 * 1024 * 1024,
+    bodyLimit: MAX_DELIVERY_BYTES,
     schema: {
       tags,
       summary: 'Receive an issue host\'s webhook (signed with the connection\'s secret; no user token)',
       params: Params,
-      response: { 200: Reply, 202: Reply, ...errorResponses, 401: ErrorBody }
+      response: { 200: Reply, 202: Reply, ...errorResponses, 401: ErrorBody, 502: ErrorBody }
+    },
+    // Before the body is read: an unknown connection or an unsigned delivery costs nothing more.
+    onRequest: async (request) => {
+      const { connection_id: id } = request.params as { connection_id: string }
+      const connection = await connections.byId(id)
+      if (connection === undefined) throw httpErrors.notFound(id.length > 100 || id.includes('\0') ? 'connection not found' : `connection ${id} not found`)
+      if (signatureOf(request) === undefined) throw httpErrors.unauthorized('the delivery is not signed (X-Hub-Signature-256 with the connection\'s secret)')
+      request[found] = connection
     }
   }, async (request, reply) => {
-    const connection = await connections.byId(request.params.connection_id)
-    if (connection === undefined) throw httpErrors.notFound(`connection ${request.params.connection_id} not found`)
-    const raw = request[rawBody] ?? ''
-    const bare = header(request, 'x-gitea-signature', 'x-forgejo-signature')
-    const signature = header(request, 'x-hub-signature-256') ?? (bare === undefined ? undefined : `sha256=${bare}`)
-    if (signature === undefined) throw httpErrors.unauthorized('the delivery is not signed (X-Hub-Signature-256 with the connection\'s secret)')
-    let valid = false
-    try {
-      valid = await verify(connection.secret, raw, signature)
-    } catch {}
-    if (!valid) throw httpErrors.unauthorized('the delivery\'s signature does not match the connection\'s secret')
-
+    const connection = request[found]!
+    // A body-less delivery never went through a parser: its signature is checked here.
+    if (request.body === undefined) verified(request, Buffer.alloc(0))
     const event = header(request, 'x-github-event', 'x-gitea-event', 'x-forgejo-event')
     if (event === undefined) throw httpErrors.badRequest('the event name is missing (X-GitHub-Event, X-Gitea-Event or X-Forgejo-Event)')
     if (event === 'ping') return { result: 'pong' }
-    let payload = request.body as Record<string, unknown> | undefined
-    if (typeof payload?.payload === 'string') {
-      try {
-        payload = JSON.parse(payload.payload) as Record<string, unknown>
-      } catch {
-        throw httpErrors.badRequest('body/payload is not valid JSON')
-      }
-    }
-    if (typeof payload !== 'object' || payload === null) throw httpErrors.badRequest('body must be the event\'s JSON payload')
+    const payload = request.body as Record<string, unknown> | undefined
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw httpErrors.badRequest('body must be the event\'s JSON payload')
     const delivery = header(request, 'x-github-delivery', 'x-gitea-delivery', 'x-forgejo-delivery')
-    const result = await handleDelivery(fastify.planningStore, connection, event, delivery, payload)
-    if (result === 'ignored') {
-      request.log.info({ event, action: payload.action, connection: connection.id }, 'issue-host event not handled')
-      return await reply.status(202).send({ result })
+    const hostFetch = options.hostFetch ?? fastify.planningHosts.fetch
+    const reader = permissionReader(connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
+    const own = ownAccount(fastify.planningStore, connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
+    const lookup = repositoryLookup(connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
+    const result = await handleDelivery(fastify.planningStore, connection, event, delivery, payload, reader, own, lookup)
+    if (result.outcome === 'ignored') {
+      request.log.info({ event, action: payload.action, connection: connection.id, reason: result.reason }, 'issue-host event not applied')
+      return await reply.status(202).send({ result: result.outcome })
     }
-    return { result }
+    return { result: result.outcome }
   })
 }
 

@@ -19,8 +19,8 @@ function decodeCursor (text: string): FeedCursor {
 }
 
 /**
- * Endpoints 1, 2 and 5: issue data, issue events and estimates; and the extensions on issues (README,
- * "Extensions beyond the hosted API"): many issues at once, the repository's events feed, issues
+ * Endpoints 1, 2 and 5: issue data, issue events and estimates; and the extensions on issues
+ * (docs/extensions.md): many issues at once, the repository's events feed, issues
  * whose planning data changed, time spent per pipeline.
  */
 const issues: FastifyPluginAsyncTypebox = async (fastify) => {

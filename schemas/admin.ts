@@ -1,4 +1,5 @@
 import { Type, IssueState, Login, PositiveInt, ObjectId } from './common.js'
+import { Email } from './account.js'
 import { PermissionName } from './fixture.js'
 
 export { Fixture } from './fixture.js'
@@ -6,7 +7,10 @@ export { Fixture } from './fixture.js'
 const PipelineName = Type.String({ minLength: 1, maxLength: 200 })
 
 export const AdminUser = Type.Object({ id: Type.Integer(), login: Type.String() })
-export const CreateUserBody = Type.Object({ login: Login, id: Type.Optional(PositiveInt) }, { additionalProperties: false })
+export const AdminUserWithEmail = Type.Object({ id: Type.Integer(), login: Type.String(), email: Type.Union([Type.String(), Type.Null()]) })
+export const CreateUserBody = Type.Object({ login: Login, id: Type.Optional(PositiveInt), email: Type.Optional(Email) }, { additionalProperties: false })
+export const UpdateUserBody = Type.Object({ email: Type.Union([Email, Type.Null()], { description: 'null clears it' }) }, { additionalProperties: false })
+export const UserTokenParams = Type.Object({ login: Login, token_id: ObjectId })
 export const TokenReply = Type.Object({ token: Type.String() })
 
 export const AdminRepository = Type.Object({
@@ -29,32 +33,56 @@ export const AdminIssue = Type.Object({
   repo_id: Type.Integer(),
   number: Type.Integer(),
   title: Type.String(),
-  state: Type.String()
+  state: Type.String(),
+  milestone_number: Type.Optional(Type.Integer({ description: 'the issue\'s milestone (absent: none)' }))
 })
 export const CreateIssueBody = Type.Object({
   number: PositiveInt,
   title: Type.String({ minLength: 1, maxLength: 1000 }),
   state: Type.Optional(IssueState),
-  author: Type.Optional(Login)
+  author: Type.Optional(Login),
+  milestone_number: Type.Optional(PositiveInt)
 }, { additionalProperties: false })
 export const IssueNumberParams = Type.Object({ repo_id: PositiveInt, number: PositiveInt })
 export const UpdateIssueBody = Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
-  state: Type.Optional(IssueState)
+  state: Type.Optional(IssueState),
+  milestone_number: Type.Optional(Type.Union([PositiveInt, Type.Null()], { description: 'a milestone of the repository; null: none' }))
 }, { additionalProperties: false, minProperties: 1 })
 
+const DueOn = Type.Union([Type.String({ minLength: 10, maxLength: 40 }), Type.Null()], {
+  description: 'ISO 8601 date-time or date (a date is 00:00 UTC, as the issue hosts send them); null: none'
+})
 export const CreateMilestoneBody = Type.Object({
   number: PositiveInt,
-  title: Type.String({ minLength: 1, maxLength: 500 })
+  title: Type.String({ minLength: 1, maxLength: 500 }),
+  due_on: Type.Optional(DueOn),
+  state: Type.Optional(IssueState)
 }, { additionalProperties: false })
-export const AdminMilestone = Type.Object({ repo_id: Type.Integer(), number: Type.Integer(), title: Type.String() })
+export const UpdateMilestoneBody = Type.Object({
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  due_on: Type.Optional(DueOn),
+  state: Type.Optional(IssueState)
+}, { additionalProperties: false, minProperties: 1 })
+export const MilestoneNumberParams = Type.Object({ repo_id: PositiveInt, number: PositiveInt })
+export const AdminMilestone = Type.Object({
+  repo_id: Type.Integer(),
+  number: Type.Integer(),
+  title: Type.String(),
+  due_on: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  state: Type.Optional(Type.String())
+})
 
 export const AdminWorkspace = Type.Object({
   id: Type.String(),
   name: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   repositories: Type.Array(Type.Integer()),
-  pipelines: Type.Array(Type.Object({ id: Type.String(), name: Type.String() }))
+  pipelines: Type.Array(Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    host_label: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'the issue-host label this pipeline writes (two-way sync; GET /p2/workspaces)' }))
+  }))
 })
 export const CreateWorkspaceBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -84,18 +112,32 @@ export const ImportReply = Type.Object({
   repositories: Type.Integer(),
   milestones: Type.Integer(),
   issues: Type.Integer(),
-  workspaces: Type.Integer()
+  workspaces: Type.Integer(),
+  issue_events: Type.Integer(),
+  epics: Type.Integer(),
+  dependencies: Type.Integer(),
+  release_reports: Type.Integer()
 })
 
 export const ConnectionKind = Type.Union([Type.Literal('github'), Type.Literal('gitea'), Type.Literal('forgejo')])
+const OAuthClientId = Type.String({ pattern: '^[\\x21-\\x7e]{1,200}$', description: 'the client id of the host\'s OAuth app (sign-in through the host)' })
+const OAuthClientSecret = Type.String({ minLength: 1, maxLength: 500, description: 'its client secret; sealed, never shown again' })
 const HttpUrl = Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$', maxLength: 500 })
 export const CreateConnectionBody = Type.Object({
   kind: ConnectionKind,
   web_url: Type.Optional(HttpUrl),
   api_url: Type.Optional(HttpUrl),
   secret: Type.Optional(Type.String({ minLength: 16, maxLength: 200, description: 'the webhook secret (generated when not given)' })),
-  token: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'an API token for imports; never shown again' }))
+  token: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'an API token for imports; never shown again' })),
+  oauth_client_id: Type.Optional(OAuthClientId),
+  oauth_client_secret: Type.Optional(OAuthClientSecret)
 }, { additionalProperties: false })
+/** Set (or with null, clear) the token and the OAuth app of a connection; the OAuth id and secret go together. */
+export const UpdateConnectionBody = Type.Object({
+  token: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 500 }), Type.Null()], { description: 'an API token for imports; never shown again' })),
+  oauth_client_id: Type.Optional(Type.Union([OAuthClientId, Type.Null()])),
+  oauth_client_secret: Type.Optional(Type.Union([OAuthClientSecret, Type.Null()]))
+}, { additionalProperties: false, minProperties: 1 })
 export const ConnectionReply = Type.Object({
   id: Type.String(),
   kind: ConnectionKind,
@@ -104,11 +146,20 @@ export const ConnectionReply = Type.Object({
   webhook_path: Type.String({ description: 'append to this server\'s address: the payload URL to paste in the webhook settings' }),
   secret: Type.Optional(Type.String({ description: 'shown in the answer that created the connection only' })),
   has_token: Type.Boolean(),
+  has_oauth: Type.Boolean({ description: 'people can sign in through this host (its OAuth app is set)' }),
+  oauth_client_id: Type.Union([Type.String(), Type.Null()]),
+  sign_in_callback_path: Type.String({ description: 'append to PUBLIC_URL: the callback URL to register in the host\'s OAuth app' }),
   created_at: Type.String()
 })
 export const ConnectionParams = Type.Object({ id: ObjectId })
+/** `owner/name`: exactly one `/`, letters, digits, `-` (and `.`, `_` in the name), no `..`, not `.` alone. */
+export const RepositoryFullName = Type.String({
+  pattern: '^(?!.*\\.\\.)[A-Za-z0-9][A-Za-z0-9._-]{0,38}/(?!\\.$)[A-Za-z0-9._-]{1,100}$',
+  maxLength: 140,
+  description: 'owner/name, as the host spells them'
+})
 export const CreateImportBody = Type.Object({
-  repository: Type.String({ pattern: '^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$', maxLength: 200, description: 'owner/name' })
+  repository: RepositoryFullName
 }, { additionalProperties: false })
 export const RepositoryImport = Type.Object({
   id: Type.String(),

@@ -33,7 +33,8 @@ export const MoveBody = Type.Object({
 }, { examples: [{ pipeline_id: '5d0a7a9741fd098f6b7f58a3', position: 'top' }] })
 
 export const BoardQuery = Type.Object({
-  pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' }))
+  pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' })),
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'csv: one row per issue, for spreadsheets (an extension; also Accept: text/csv)' }))
 })
 
 /** A workspace with its repositories and pipelines: what the admin API shows, and GET /p2/workspaces. */

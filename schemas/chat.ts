@@ -30,10 +30,21 @@ export const MessagePage = Type.Object({
 
 export const SendBody = Type.Object({ message: Type.String({ maxLength: 10_000 }) })
 
+/** The stored message, and when the command it named is cooling down for the sender, for how long. */
+export const SentMessage = Type.Intersect([ChatMessage, Type.Object({
+  command_cooldown_seconds: Type.Optional(Type.Integer({ description: 'the command in the message is cooling down: the bot stayed silent; seconds left' }))
+})])
+
 export const IdParams = Type.Object({ id: PositiveInt })
 
+/** Counter names: letters, digits, `_` and `-`, compared case-insensitively (kept lower-cased). */
+export const CounterName = Type.String({ minLength: 1, maxLength: 40, pattern: '^[A-Za-z0-9_-]+$' })
+/** What a command's use does to a counter: `add` (default 1; negative counts down). */
+export const CommandCounter = Type.Object({ name: CounterName, add: Type.Integer() })
+const CounterInput = Type.Object({ name: CounterName, add: Type.Optional(Type.Integer({ minimum: -1000, maximum: 1000, description: 'default 1' })) })
+
 const Trigger = Type.String({ minLength: 1, maxLength: 60, pattern: '^\\s*\\S{1,50}\\s*$', description: 'one word, compared case-insensitively' })
-const Reply = Type.String({ minLength: 1, maxLength: 500, description: '{user} and {count} are replaced by the sender and the use count' })
+const Reply = Type.String({ minLength: 1, maxLength: 500, description: 'variables such as {user}, {count}, {touser}, {1}, {count NAME}, {random 1-6} (docs/chat.md)' })
 const Cooldown = Type.Integer({ minimum: 0, maximum: 86_400 })
 
 export const ChatCommand = Type.Object({
@@ -45,7 +56,10 @@ export const ChatCommand = Type.Object({
   enabled: Type.Boolean(),
   use_count: Type.Integer(),
   created_at: Type.String(),
-  updated_at: Type.String()
+  updated_at: Type.String(),
+  user_cooldown_seconds: Type.Integer({ description: 'seconds before the same user triggers it again' }),
+  moderators_exempt: Type.Boolean({ description: 'moderators and the broadcaster skip both cooldowns' }),
+  counter: Type.Union([CommandCounter, Type.Null()], { description: 'a counter each use changes' })
 })
 
 export const CreateCommandBody = Type.Object({
@@ -53,7 +67,10 @@ export const CreateCommandBody = Type.Object({
   response: Reply,
   cooldown_seconds: Type.Optional(Cooldown),
   permission: Type.Optional(CommandPermission),
-  enabled: Type.Optional(Type.Boolean())
+  enabled: Type.Optional(Type.Boolean()),
+  user_cooldown_seconds: Type.Optional(Cooldown),
+  moderators_exempt: Type.Optional(Type.Boolean()),
+  counter: Type.Optional(Type.Union([CounterInput, Type.Null()]))
 })
 
 export const UpdateCommandBody = Type.Object({
@@ -61,7 +78,10 @@ export const UpdateCommandBody = Type.Object({
   response: Type.Optional(Reply),
   cooldown_seconds: Type.Optional(Cooldown),
   permission: Type.Optional(CommandPermission),
-  enabled: Type.Optional(Type.Boolean())
+  enabled: Type.Optional(Type.Boolean()),
+  user_cooldown_seconds: Type.Optional(Cooldown),
+  moderators_exempt: Type.Optional(Type.Boolean()),
+  counter: Type.Optional(Type.Union([CounterInput, Type.Null()]))
 }, { minProperties: 1 })
 
 export const ChatMember = Type.Object({

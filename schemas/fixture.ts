@@ -1,41 +1,105 @@
-import { Type, type Static, Login, PositiveInt, IssueState } from './common.js'
+import { Email } from './account.js'
+import { FeedEventType } from './issues.js'
+import { SprintConfig } from './sprints.js'
+import { Type, type Static, Login, PositiveInt, IssueState, IssueRef } from './common.js'
 
 export const PermissionName = Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('push'), Type.Literal('admin'), Type.Literal('none')])
+const DateTime = Type.String({ format: 'date-time' })
+const Rank = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 const PipelineSpec = Type.Union([
   Type.String({ minLength: 1, maxLength: 200 }),
-  Type.Object({ id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })), name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+  Type.Object({
+    id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    host_label: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'the issue-host label the pipeline writes (two-way sync)' }))
+  }, { additionalProperties: false })
 ])
+const SprintId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })
 
-/** The fixture format (README, "Fixtures") (SEED_FILE, the demo, POST /admin/import, tests). */
+/** The fixture format (docs/operations.md, "Fixtures") (SEED_FILE, the demo, POST /admin/import, tests). */
 export const Fixture = Type.Object({
   users: Type.Optional(Type.Array(Type.Object({
     id: Type.Optional(PositiveInt),
     login: Login,
-    token: Type.Optional(Type.String({ minLength: 8, maxLength: 200 }))
+    token: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })),
+    email: Type.Optional(Email)
   }, { additionalProperties: false }))),
   repositories: Type.Optional(Type.Array(Type.Object({
     id: PositiveInt,
     owner: Login,
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }),
+    html_url: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    placeholder: Type.Optional(Type.Boolean({ description: 'made by a hosted import for an id not known here yet' })),
     permissions: Type.Optional(Type.Record(Type.String(), PermissionName))
   }, { additionalProperties: false }))),
   milestones: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,
     number: PositiveInt,
     title: Type.String({ minLength: 1, maxLength: 500 }),
-    start_date: Type.Optional(Type.String({ format: 'date-time' }))
+    start_date: Type.Optional(Type.String({ format: 'date-time' })),
+    due_on: Type.Optional(Type.Union([Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601 date-time or YYYY-MM-DD' }), Type.Null()])),
+    state: Type.Optional(IssueState)
   }, { additionalProperties: false }))),
   issues: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,
     number: PositiveInt,
     title: Type.String({ minLength: 1, maxLength: 1000 }),
     state: Type.Optional(IssueState),
+    created_at: Type.Optional(DateTime),
     estimate: Type.Optional(Type.Number({ minimum: 0 })),
     author: Type.Optional(Login),
-    plus_ones: Type.Optional(Type.Array(Type.String({ format: 'date-time' }))),
+    milestone_number: Type.Optional(PositiveInt),
+    plus_ones: Type.Optional(Type.Array(DateTime)),
     pipelines: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1 }), {
       description: 'pipeline (id or name) per workspace id; default: the workspace\'s first pipeline'
-    }))
+    })),
+    planning_changed_at: Type.Optional(DateTime),
+    positions: Type.Optional(Type.Record(Type.String(), Rank, {
+      description: 'the position in its pipeline per workspace id (the board\'s `position`); default: unprioritized'
+    })),
+    labels: Type.Optional(Type.Array(Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 100 }),
+      color: Type.Optional(Type.Union([Type.String({ maxLength: 20 }), Type.Null()]))
+    }, { additionalProperties: false }), { maxItems: 100, description: 'the issue host\'s labels' })),
+    assignees: Type.Optional(Type.Array(Type.Object({
+      login: Type.String({ minLength: 1, maxLength: 100 }),
+      avatar_url: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]))
+    }, { additionalProperties: false }), { maxItems: 100, description: 'the issue host\'s assignees' }))
+  }, { additionalProperties: false }))),
+  issue_events: Type.Optional(Type.Array(Type.Object({
+    repo_id: PositiveInt,
+    number: PositiveInt,
+    type: FeedEventType,
+    created_at: DateTime,
+    subject: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()], { description: 'the label or login of a label or assignee event' })),
+    user_id: Type.Optional(Type.Union([PositiveInt, Type.Null()])),
+    from_estimate: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    to_estimate: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+    from_pipeline: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    to_pipeline: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
+    workspace_id: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()]))
+  }, { additionalProperties: false, description: 'in feed order' }))),
+  epics: Type.Optional(Type.Array(Type.Object({
+    repo_id: PositiveInt,
+    issue_number: PositiveInt,
+    issues: Type.Array(IssueRef)
+  }, { additionalProperties: false }))),
+  dependencies: Type.Optional(Type.Array(Type.Object({
+    blocking: IssueRef,
+    blocked: IssueRef,
+    created_at: Type.Optional(DateTime)
+  }, { additionalProperties: false }))),
+  release_reports: Type.Optional(Type.Array(Type.Object({
+    id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })),
+    title: Type.String({ minLength: 1, maxLength: 500 }),
+    description: Type.Optional(Type.String({ maxLength: 10_000 })),
+    start_date: DateTime,
+    desired_end_date: DateTime,
+    created_at: Type.Optional(DateTime),
+    closed_at: Type.Optional(Type.Union([DateTime, Type.Null()])),
+    state: Type.Optional(IssueState),
+    repositories: Type.Array(PositiveInt, { minItems: 1 }),
+    issues: Type.Optional(Type.Array(IssueRef))
   }, { additionalProperties: false }))),
   workspaces: Type.Optional(Type.Array(Type.Object({
     id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })),
@@ -45,6 +109,36 @@ export const Fixture = Type.Object({
     repositories: Type.Array(PositiveInt),
     pipelines: Type.Array(PipelineSpec, { minItems: 1 })
   }, { additionalProperties: false }))),
+  sprints: Type.Optional(Type.Array(Type.Object({
+    workspace_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' }),
+    ...SprintConfig.properties,
+    carry_over: Type.Boolean(),
+    updated_at: Type.Optional(DateTime),
+    sprints: Type.Array(Type.Object({
+      id: SprintId,
+      number: PositiveInt,
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      starts_at: DateTime,
+      ends_at: DateTime,
+      started: Type.Boolean(),
+      ended: Type.Boolean(),
+      issues: Type.Array(Type.Object({
+        repo_id: PositiveInt,
+        issue_number: PositiveInt,
+        added_at: DateTime,
+        open: Type.Boolean(),
+        carried_from: Type.Optional(SprintId)
+      }, { additionalProperties: false }))
+    }, { additionalProperties: false })),
+    events: Type.Array(Type.Object({
+      sprint_id: SprintId,
+      type: Type.Union([Type.Literal('sprint_started'), Type.Literal('sprint_ended'), Type.Literal('sprint_issue_added'), Type.Literal('sprint_issue_removed')]),
+      issue: Type.Optional(IssueRef),
+      user_id: Type.Optional(PositiveInt),
+      carried: Type.Optional(Type.Boolean()),
+      at: DateTime
+    }, { additionalProperties: false }), { description: 'in the order they happened' })
+  }, { additionalProperties: false, description: 'a workspace\'s sprint configuration, its sprints as settled so far, their issues and events' }))),
   chat: Type.Optional(Type.Object({
     broadcaster: Type.Optional(Login),
     moderators: Type.Optional(Type.Array(Login))

@@ -28,7 +28,7 @@ export const EstimateBody = Type.Object({
 
 export const EstimateReply = Type.Object({ estimate: Type.Union([Type.Number(), Type.Null()]) })
 
-// Extensions beyond the hosted API (README, "Extensions beyond the hosted API").
+// Extensions beyond the hosted API (docs/extensions.md).
 
 export const BulkIssuesQuery = Type.Object({
   issue_numbers: Type.String({ pattern: '^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$', maxLength: 2000, description: 'comma-separated issue numbers, at most 100, e.g. 1,2,3' })
@@ -36,7 +36,15 @@ export const BulkIssuesQuery = Type.Object({
 export const BulkIssue = Type.Intersect([Type.Object({
   issue_number: Type.Integer(),
   title: Type.String(),
-  html_url: Type.String({ description: 'the issue\'s page on its issue host' })
+  html_url: Type.String({ description: 'the issue\'s page on its issue host' }),
+  labels: Type.Array(Type.Object({ name: Type.String(), color: Type.Union([Type.String(), Type.Null()]) }), { description: 'the issue host\'s labels (two-way sync)' }),
+  assignees: Type.Array(Type.Object({ login: Type.String(), avatar_url: Type.Union([Type.String(), Type.Null()]) }), { description: 'the issue host\'s assignees' }),
+  milestone: Type.Optional(Type.Object({
+    number: Type.Integer(),
+    title: Type.String(),
+    due_on: Type.Union([Type.String(), Type.Null()]),
+    state: IssueState
+  }, { description: 'the issue\'s milestone (absent: none)' }))
 }), IssueData])
 
 const Since = Type.String({ format: 'date-time', description: 'ISO 8601, e.g. 2026-11-01T00:00:00Z' })
@@ -46,7 +54,20 @@ export const EventsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' }))
 })
-export const FeedEvent = Type.Intersect([Type.Object({ issue_number: Type.Integer() }), IssueEvent])
+/** Every issue event type: the hosted API's two, and the host's label and assignee changes (extension). */
+export const FeedEventType = Type.Union([
+  Type.Literal('estimateIssue'), Type.Literal('transferIssue'),
+  Type.Literal('labelIssue'), Type.Literal('unlabelIssue'), Type.Literal('assignIssue'), Type.Literal('unassignIssue')
+])
+
+/** The feed's events: the hosted API's two types, and the host's label and assignee changes (extension). */
+export const FeedEvent = Type.Object({
+  issue_number: Type.Integer(),
+  ...Type.Omit(IssueEvent, ['type']).properties,
+  type: FeedEventType,
+  label: Type.Optional(Type.Object({ name: Type.String() }, { description: 'labelIssue and unlabelIssue: the label put on or taken off' })),
+  assignee: Type.Optional(Type.Object({ login: Type.String() }, { description: 'assignIssue and unassignIssue: the person assigned or unassigned' }))
+})
 export const EventsPage = Type.Object({
   data: Type.Array(FeedEvent),
   next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as cursor for what comes after this page (also to poll); null when there are no events yet' })

@@ -15,7 +15,7 @@ export const CreateWebhookBody = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 500 })),
   secret: Type.Optional(Type.String({ minLength: 8, maxLength: 200, description: 'signs each body (HMAC-SHA256); never returned' })),
   events: Type.Optional(Type.Array(Type.Union([...LEGACY_EVENT_TYPES, ...EXTENSION_EVENT_TYPES].map((type) => Type.Literal(type))), {
-    minItems: 1, maxItems: 12, description: 'event types to receive (default: the four of the hosted API)'
+    minItems: 1, maxItems: 16, description: 'event types to receive (default: the four of the hosted API)'
   }))
 })
 

@@ -3,6 +3,7 @@
 // better-sqlite3 addon built for that Node and the demo fixture as embedded assets. The Node is the
 // newest supported LTS (scripts/runtimes.json, fetched from the registry) unless SEA_NODE names one.
 import { addonFor, fetchRuntime } from './node-runtime.mjs'
+import { BOARD_FILES, bundleBoard } from '../board/bundle.mjs'
 import { build } from 'esbuild'
 import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -44,6 +45,10 @@ const swaggerUiFiles = readdirSync(swaggerUiDir)
 const swaggerUiAssets = Object.fromEntries(swaggerUiFiles.map((name) => [`swagger-ui/${name}`, join(swaggerUiDir, name)]))
 writeFileSync(join(out, 'swagger-ui-files.json'), JSON.stringify(swaggerUiFiles))
 swaggerUiAssets['swagger-ui-files.json'] = join(out, 'swagger-ui-files.json')
+// The board page: its files, and its script bundled.
+writeFileSync(join(out, 'board.js'), await bundleBoard())
+const boardAssets = Object.fromEntries(BOARD_FILES.map((name) => [`board/${name}`, join('board', name)]))
+boardAssets['board/board.js'] = join(out, 'board.js')
 writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
   main: join(out, 'main.cjs'),
   output: join(out, 'sea-prep.blob'),
@@ -52,8 +57,7 @@ writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
     'better_sqlite3.node': addon,
     'demo.json': 'fixtures/demo.json',
     ...swaggerUiAssets,
-    // The board page's three files.
-    ...Object.fromEntries(['index.html', 'board.css', 'board.js'].map((name) => [`board/${name}`, join('board', name)]))
+    ...boardAssets
   }
 }))
 execFileSync(seaNode, ['--experimental-sea-config', join(out, 'sea-config.json')], { stdio: 'inherit' })

@@ -1,5 +1,10 @@
-// tsc compiles TypeScript only; the demo fixture and the board page travel beside the compiled code.
-import { cpSync } from 'node:fs'
+// tsc compiles TypeScript only; the demo fixture and the board page travel beside the compiled code,
+// the page's script bundled by esbuild.
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { BOARD_FILES, bundleBoard } from '../board/bundle.mjs'
 
 cpSync('fixtures', 'dist/fixtures', { recursive: true })
-cpSync('board', 'dist/board', { recursive: true })
+mkdirSync('dist/board', { recursive: true })
+for (const name of BOARD_FILES) cpSync(join('board', name), join('dist/board', name))
+writeFileSync('dist/board/board.js', await bundleBoard())

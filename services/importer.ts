@@ -1,10 +1,12 @@
 import { Octokit } from '@octokit/rest'
 import type { FastifyBaseLogger } from 'fastify'
+import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createConnectionsRepository, type Connection, type ImportRow } from '../db/connections.js'
-import { createHostSync } from '../db/host-sync.js'
+import type { Connection, ImportChange, ImportRow } from '../db/connections.js'
+import { createHostSync, type BoundRepository } from '../db/host-sync.js'
 import type { PlanningStore } from '../db/store.js'
-import { hostIssue, hostRepository, permissionOf } from './issue-host.js'
+import { createHostFetch, describeHostError, type HostFetch } from './host-fetch.js'
+import { hostIssue, hostMilestone, hostRepository, hostUser, permissionOf } from './issue-host.js'
 
 type Json = Record<string, any>
 
@@ -15,7 +17,14 @@ const MAX_WAIT_MS = 3_600_000
 export interface ImporterOptions {
   /** waits are cut to at most this (tests) */
   maxWaitMs?: number
+  /** every request to the host goes through it (default: the address policy without private addresses) */
+  fetch?: HostFetch
+  /** how long a claimed import is this instance's without a renewal (default 60,000; renewed every third of it) */
+  leaseMs?: number
 }
+
+/** The import's lease went to another instance (this one stalled past it): stop, write nothing. */
+class LeaseLost extends Error {}
 
 /** Waits on the host's rate limits: until X-RateLimit-Reset when none is left, or Retry-After on a secondary limit. */
 function politeness (octokit: Octokit, signal: AbortSignal, maxWaitMs: number): void {
@@ -52,51 +61,96 @@ function politeness (octokit: Octokit, signal: AbortSignal, maxWaitMs: number): 
 export class Importer {
   private readonly running = new Map<string, Promise<void>>()
   private readonly stopping = new AbortController()
+  /** this instance, as the imports it holds name it */
+  private readonly owner = randomUUID()
+  private readonly fetch: HostFetch
+  private readonly leaseMs: number
+  private watcher: NodeJS.Timeout | undefined
 
-  constructor (private readonly store: PlanningStore, private readonly log: FastifyBaseLogger, private readonly options: ImporterOptions = {}) {}
+  constructor (private readonly store: PlanningStore, private readonly log: FastifyBaseLogger, private readonly options: ImporterOptions = {}) {
+    this.fetch = options.fetch ?? createHostFetch()
+    this.leaseMs = options.leaseMs ?? 60_000
+  }
 
+  /** Runs an import here if no other instance holds it (claimed with a lease, renewed while it runs). */
   start (id: string): void {
     if (this.running.has(id) || this.stopping.signal.aborted) return
     const run = this.run(id).catch((err) => this.log.error({ err, import: id }, 'import bookkeeping failed')).finally(() => this.running.delete(id))
     this.running.set(id, run)
   }
 
+  /** Starts the unfinished imports nobody holds: left by a crash or a restart, or whose lease ran out. */
   async resumeUnfinished (): Promise<void> {
-    for (const row of await createConnectionsRepository(this.store.db).unfinishedImports()) this.start(row.id)
+    for (const row of await this.store.connections.unfinishedImports()) this.start(row.id)
   }
 
+  /** Looks for imports to take over once per lease (an instance that died holding one). */
+  watch (): void {
+    if (this.stopping.signal.aborted || this.watcher !== undefined) return
+    this.watcher = setInterval(() => {
+      this.resumeUnfinished().catch((err) => this.log.warn({ err }, 'looking for unfinished imports failed'))
+    }, this.leaseMs)
+    this.watcher.unref()
+  }
+
+  /** Stops; the imports running here give their leases up and go on at the next start (or in another instance). */
   async stop (): Promise<void> {
     this.stopping.abort()
+    clearInterval(this.watcher)
     await Promise.all(this.running.values())
   }
 
   private async run (id: string): Promise<void> {
-    const connections = createConnectionsRepository(this.store.db)
-    const job = await connections.requireImport(id)
-    const connection = await connections.require(job.connection_id)
-    await connections.updateImport(id, { state: 'running' })
+    const connections = this.store.connections
+    if (!await connections.claimImport(id, this.owner, Date.now() + this.leaseMs)) return // another instance runs it
+    const lease = new AbortController()
+    const onStop = (): void => lease.abort()
+    this.stopping.signal.addEventListener('abort', onStop, { once: true })
+    const renewal = setInterval(() => {
+      connections.renewImport(id, this.owner, Date.now() + this.leaseMs)
+        .then((held) => { if (!held) lease.abort() })
+        .catch((err) => this.log.warn({ err, import: id }, 'renewing an import\'s lease failed'))
+    }, Math.max(1, Math.floor(this.leaseMs / 3)))
     try {
-      await this.steps(job, connection)
-      await connections.updateImport(id, { state: 'done', stage: 'done', error: null })
+      const job = await connections.requireImport(id)
+      const connection = await connections.require(job.connection_id)
+      await this.steps(job, connection, lease.signal)
+      if (!await connections.updateImport(id, { state: 'done', stage: 'done', error: null }, this.owner)) throw new LeaseLost()
     } catch (err) {
-      if (this.stopping.signal.aborted) return // left 'running': the next start goes on from the stored stage and page
-      await connections.updateImport(id, { state: 'failed', error: (err as Error).message })
-      this.log.warn({ import: id, err: (err as Error).message }, 'import failed')
+      if (this.stopping.signal.aborted) {
+        await connections.releaseImport(id, this.owner) // left 'running': it goes on from the stored stage and page
+        return
+      }
+      if (err instanceof LeaseLost || lease.signal.aborted) {
+        this.log.warn({ import: id }, 'import taken over by another instance after its lease ran out here')
+        return
+      }
+      const error = describeHostError(err)
+      await connections.updateImport(id, { state: 'failed', error }, this.owner)
+      this.log.warn({ import: id, error }, 'import failed')
+    } finally {
+      clearInterval(renewal)
+      this.stopping.signal.removeEventListener('abort', onStop)
     }
   }
 
-  private async steps (start: ImportRow, connection: Connection): Promise<void> {
-    const connections = createConnectionsRepository(this.store.db)
+  private async steps (start: ImportRow, connection: Connection, signal: AbortSignal): Promise<void> {
+    const connections = this.store.connections
+    // Progress is written only while this instance holds the import's lease.
+    const progress = async (change: ImportChange): Promise<void> => {
+      if (!await connections.updateImport(start.id, change, this.owner)) throw new LeaseLost()
+    }
     const octokit = new Octokit({
       baseUrl: connection.api_url.replace(/\/$/, ''),
       ...(connection.token === null ? {} : { auth: connection.token }),
       userAgent: 'planning-api-server import',
-      request: { signal: this.stopping.signal }
+      request: { signal, fetch: this.fetch },
+      log: { debug () {}, info () {}, warn () {}, error () {} }
     })
-    politeness(octokit, this.stopping.signal, this.options.maxWaitMs ?? MAX_WAIT_MS)
+    politeness(octokit, signal, this.options.maxWaitMs ?? MAX_WAIT_MS)
     const [owner, repo] = start.repository.split('/')
     const sync = async <T>(fn: (s: ReturnType<typeof createHostSync>) => Promise<T>): Promise<T> =>
-      await this.store.transaction(async (tx) => await fn(createHostSync(tx.db)))
+      await this.store.transaction(async (tx) => await fn(createHostSync(tx.db, connection, this.store.events)))
     const paged = async (route: string, stage: string, each: (rows: Json[]) => Promise<Partial<ImportRow>>): Promise<void> => {
       let job = await connections.requireImport(start.id)
       if (stage !== job.stage) return
@@ -107,7 +161,7 @@ export class Importer {
         job = await connections.requireImport(start.id)
         // Both GitHub and Gitea say in the Link header whether a next page exists.
         const more = rows.length > 0 && /rel="next"/.test(String(headers.link ?? ''))
-        await connections.updateImport(start.id, { ...addCounts(job, counts), next_page: more ? page + 1 : 1, stage: more ? stage : next(stage) })
+        await progress({ ...addCounts(job, counts), next_page: more ? page + 1 : 1, stage: more ? stage : next(stage) })
         if (!more) return
       }
     }
@@ -115,30 +169,42 @@ export class Importer {
     let job = await connections.requireImport(start.id)
     if (job.stage === 'repository') {
       const { data } = await octokit.request('GET /repos/{owner}/{repo}', { owner, repo })
-      const described = hostRepository(data as Json)
-      await sync(async (s) => await s.repository(described, connection.id))
-      await connections.updateImport(start.id, { repo_id: described.id, stage: 'milestones', next_page: 1 })
+      const described = hostRepository(data, 'the repository')
+      const local = await sync(async (s) => await s.bind(described, { takeOver: true }))
+      if ('refused' in local) throw new Error(local.refused)
+      await progress({ repo_id: local.id, stage: 'milestones', next_page: 1 })
     }
     job = await connections.requireImport(start.id)
     const repoId = Number(job.repo_id)
+    // Every page works on the repository bound to this connection, or stops: it went meanwhile.
+    const bound = async <T>(fn: (s: ReturnType<typeof createHostSync>, local: BoundRepository) => Promise<T>): Promise<T> =>
+      await sync(async (s) => {
+        const local = await s.local(repoId)
+        if (local === undefined) throw new Error(`repository ${repoId} is no longer bound to this connection`)
+        return await fn(s, local)
+      })
     await paged('GET /repos/{owner}/{repo}/milestones', 'milestones', async (rows) => {
-      await sync(async (s) => { for (const m of rows) await s.milestone(repoId, { number: Number(m.number ?? m.id), title: String(m.title) }) })
+      const milestones = rows.map((m, i) => hostMilestone(m, `milestones/${i}`))
+      await bound(async (s, local) => { for (const m of milestones) await s.milestone(local, m) })
       return { milestones: rows.length }
     })
     await paged('GET /repos/{owner}/{repo}/issues', 'issues', async (rows) => {
-      await sync(async (s) => { for (const item of rows) await s.issue(repoId, hostIssue(item)) })
+      const issues = rows.map((item, i) => hostIssue(item, `issues/${i}`))
+      await bound(async (s, local) => { for (const item of issues) await s.issue(local, item) })
       const pulls = rows.filter((r) => r.pull_request !== undefined && r.pull_request !== null).length
       return { issues: rows.length - pulls, pull_requests: pulls }
     })
     await paged('GET /repos/{owner}/{repo}/collaborators', 'collaborators', async (rows) => {
-      for (const user of rows) {
+      for (const [i, user] of rows.entries()) {
+        const member = hostUser(user, `collaborators/${i}`)
         let permission = permissionOf(user.permissions ?? user.role_name)
         if (permission === undefined) {
           // Gitea and Forgejo list collaborators without their permission: ask for each.
-          const { data } = await octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { owner, repo, username: user.login })
+          const { data } = await octokit.request('GET /repos/{owner}/{repo}/collaborators/{username}/permission', { owner, repo, username: member.login })
           permission = permissionOf((data as Json).permission) ?? 'read'
         }
-        await sync(async (s) => await s.permission(await s.user({ id: Number(user.id), login: String(user.login ?? user.username) }), repoId, permission!))
+        const granted = permission
+        await bound(async (s, local) => { await s.permission(await s.identity(member), local, granted) })
       }
       return { collaborators: rows.length }
     })
@@ -148,7 +214,7 @@ export class Importer {
 const STAGES = ['repository', 'milestones', 'issues', 'collaborators', 'done']
 const next = (stage: string): string => STAGES[STAGES.indexOf(stage) + 1] ?? 'done'
 
-function addCounts (job: ImportRow, counts: Partial<ImportRow>): Partial<ImportRow> {
+function addCounts (job: ImportRow, counts: Partial<ImportRow>): ImportChange {
   return {
     issues: job.issues + (counts.issues ?? 0),
     pull_requests: job.pull_requests + (counts.pull_requests ?? 0),

@@ -4,9 +4,14 @@ import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
 import { buildApp, planningApi } from '../app.js'
 
-// Swagger UI as a person sees it, in a real browser: Debian's chromium package.
+// Swagger UI as a person sees it, in a real browser: Debian's chromium package. Once per CI run, as
+// the board page's browser tests: not in the PostgreSQL pass nor on the other runtimes.
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const why = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
+const why = process.env.TEST_DATABASE_URL !== undefined
+  ? 'the browser tests run in the SQLite pass only'
+  : process.env.PLANNING_BROWSER_TESTS === 'skip'
+    ? 'the browser tests run on the default runtime only'
+    : existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
 if (why !== undefined) t.comment(`skipping the browser tests: ${why}`)
 
 t.test('Swagger UI lists the operations at the root, under BASE_PATH and under a host app\'s prefix', { skip: why, timeout: 120_000 }, async (t) => {

@@ -12,7 +12,9 @@ const command = {
   use_count: 4,
   created_at: '',
   updated_at: '',
-  lastUsedAt: null
+  user_cooldown_seconds: 0,
+  moderators_exempt: true,
+  counter: null
 }
 const input = (over: Partial<SendInput> = {}): SendInput =>
   ({ sender: member, message: '  hi there ', take: () => 0, limit: { max: 20, windowMs: 30_000 }, terms: [], now: 1_000_000, ...over })
@@ -30,11 +32,14 @@ t.test('refusals, in order', async (t) => {
   t.equal(taken, 0, 'a refused sender spends no budget')
 })
 
-t.test('commands answer by role and cooldown', async (t) => {
+t.test('commands answer by role; a moderator\'s !permit', async (t) => {
   t.same(decideSend(input()), { ok: true, text: 'hi there' })
-  t.same(decideSend(input({ message: '!hi', command })), { ok: true, text: '!hi', reply: { commandId: 7, text: 'hello carol (#5)' } })
-  t.same(decideSend(input({ message: '!hi', command: { ...command, lastUsedAt: 1_000_000 - 29_000 } })), { ok: true, text: '!hi' }, 'cooling down')
-  t.match(decideSend(input({ message: '!hi', command: { ...command, lastUsedAt: 1_000_000 - 30_000 } })), { reply: { commandId: 7 } }, 'cooldown over')
+  t.same(decideSend(input({ message: '!hi @dave x', command })), { ok: true, text: '!hi @dave x', reply: { commandId: 7, response: 'hello {user} (#{count})', args: ['@dave', 'x'] } })
   t.same(decideSend(input({ message: '!hi', command: { ...command, permission: 'moderator' } })), { ok: true, text: '!hi' }, 'a viewer cannot use a moderator command')
-  t.match(decideSend(input({ sender: { ...member, role: 'moderator' }, message: '!hi', command: { ...command, permission: 'moderator' } })), { reply: { text: 'hello carol (#5)' } })
+  t.match(decideSend(input({ sender: { ...member, role: 'moderator' }, message: '!hi', command: { ...command, permission: 'moderator' } })), { reply: { commandId: 7 } })
+  t.same(decideSend(input({ sender: { ...member, role: 'moderator' }, message: '!permit @dave' })), { ok: true, text: '!permit @dave', permit: { login: 'dave' } })
+  t.same(decideSend(input({ message: '!permit dave' })), { ok: true, text: '!permit dave' }, 'viewers cannot permit')
+  const hit = { filter: 'links', action: 'hold' as const, detail: 'the links filter' }
+  t.same(decideSend(input({ message: '!hi evil.example', command, filter: () => hit })), { ok: true, text: '!hi evil.example', hit }, 'a filtered message triggers nothing')
+  t.match(decideSend(input({ message: 'oh darn', terms: [{ term: 'darn' }], filter: () => hit })), { status: 422 }, 'blocked terms come first')
 })

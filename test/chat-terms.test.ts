@@ -37,11 +37,18 @@ t.test('the same answers as the regular expression it replaced', async (t) => {
 t.test('worst-case terms match in linear time', async (t) => {
   const term = `*${'a*'.repeat(MAX_WILDCARDS - 1)}b`
   const text = 'a'.repeat(500)
-  const started = performance.now()
   t.notOk(containsTerm(text, term))
   t.notOk(containsTerm(text, '*a*a*a*a*a*a*a*b'))
   t.ok(containsTerm(`${'a'.repeat(499)}b`, term))
-  const elapsed = performance.now() - started
+  // The best of three rounds: on a shared machine one round can lose the CPU for a while.
+  let elapsed = Infinity
+  for (let round = 0; round < 3; round++) {
+    const started = performance.now()
+    containsTerm(text, term)
+    containsTerm(text, '*a*a*a*a*a*a*a*b')
+    containsTerm(`${'a'.repeat(499)}b`, term)
+    elapsed = Math.min(elapsed, performance.now() - started)
+  }
   t.ok(elapsed < 10, `three worst-case matches took ${elapsed.toFixed(2)} ms (< 10 ms)`)
 })
 

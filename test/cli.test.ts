@@ -43,3 +43,21 @@ t.test('the CLI shows what the admin API shows', async (t) => {
   t.same(await run('repositories'), [])
   t.same(await run('delete-user', 'dan'), { deleted: 'dan' })
 })
+
+t.test('the CLI: emails, a user\'s tokens and the audit log', async (t) => {
+  const database = join(t.testdir({}), 'planning.db')
+  const run = async (...argv: string[]) => await runAdminCommand(database, argv)
+  t.same(await run('create-user', 'eve', '--email', 'eve@example.com'), { id: 1, login: 'eve', email: 'eve@example.com' })
+  await t.rejects(run('create-user', 'frank', '--email', 'eve@example.com'), /belongs to another user/)
+  await t.rejects(run('set-email', 'eve', 'not-an-email'), /not an email address/)
+  t.match(await run('set-email', 'eve', 'none'), { email: null })
+  await run('token', 'eve')
+  t.match(await run('tokens', 'eve'), [{ id: 'legacy', legacy: true, scope: 'write' }])
+  t.same(await run('revoke-user-token', 'eve', 'legacy'), { revoked: 'legacy' })
+  t.same(await run('tokens', 'eve'), [])
+  const audit = await run('audit', '--limit', '2') as { entries: Array<{ actor: string, action: string }>, next_cursor: string }
+  t.same(audit.entries.map((e) => [e.actor, e.action]), [['admin-cli', 'cli.revoke-user-token'], ['admin-cli', 'cli.token']])
+  const older = await run('audit', '--cursor', audit.next_cursor) as { entries: Array<{ action: string }> }
+  t.same(older.entries.map((e) => e.action), ['cli.set-email', 'cli.create-user'])
+  t.notOk(JSON.stringify(older).includes('frank'), 'a refused command leaves no entry')
+})

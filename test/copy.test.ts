@@ -2,7 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { buildApp } from '../app.js'
 import { runAdminCommand } from '../cli/admin.js'
-import { build, REPO, OTHER_REPO, P, TOKENS } from './helper.js'
+import { build, REPO, OTHER_REPO, P, SECRET_KEY, TOKENS } from './helper.js'
 import { postgresAnswers, testSchema } from './pg.js'
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -38,7 +38,8 @@ t.test('copy-to moves a SQLite deployment to PostgreSQL with nothing lost', { sk
   t.match(result.copied, { users: 4, issues: 11, placements: 18, webhook_deliveries: 1, chat_messages: 1 })
   await t.rejects(runAdminCommand(database, ['copy-to', PG, '--schema', schema]), /not empty/, 'never into a database that holds data')
 
-  const after = await buildApp({ databaseUrl: PG, databaseSchema: schema, documentation: false, webhooks: { worker: false, allowPrivate: true } })
+  const webhooks = { worker: false, allowPrivate: true }
+  const after = await buildApp({ databaseUrl: PG, databaseSchema: schema, documentation: false, secretKey: SECRET_KEY, webhooks })
   t.teardown(() => after.close())
   const app = Object.assign(after, { as: async (login: keyof typeof TOKENS, opts: { url: string }) => await after.inject({ ...opts, headers: { 'x-authentication-token': TOKENS[login] } }) })
   t.same(await read(app as typeof before), expected, 'every answer the same, tokens included')

@@ -43,6 +43,20 @@ t.test('migrations run once and refuse a newer schema', async (t) => {
   await t.rejects(migrate(db, 'sqlite'), /newer than this server/)
 })
 
+t.test('a migration numbered before one the database already ran is still applied', async (t) => {
+  const handle = new Database(':memory:')
+  const { db } = sqliteKysely(handle)
+  t.teardown(() => db.destroy())
+  await migrate(db, 'sqlite')
+  // As if a development build had run 017 before 016 was merged in.
+  handle.exec("DELETE FROM kysely_migration WHERE name = '016-host-sign-in'")
+  handle.exec('ALTER TABLE connections DROP COLUMN oauth_client_id')
+  handle.exec('ALTER TABLE connections DROP COLUMN oauth_client_secret')
+  t.same((await migrate(db, 'sqlite')).sort(), Object.keys(migrations('sqlite')))
+  const columns = handle.prepare("SELECT name FROM pragma_table_info('connections')").pluck().all()
+  t.ok(columns.includes('oauth_client_secret'), 'the earlier migration ran')
+})
+
 t.test('a failing migration leaves the database as it was', async (t) => {
   const handle = new Database(':memory:')
   handle.exec('CREATE TABLE placements (id INTEGER PRIMARY KEY)')

@@ -40,3 +40,24 @@ t.test('an empty body with a JSON content type counts as no body', async (t) => 
   t.equal(res.statusCode, 400)
   t.match(res.json().message, /body must be object/)
 })
+
+t.test('a live-feed upgrade refused in plain HTTP (here 403, rate limited) has its socket ended: the server still closes', async (t) => {
+  const { default: WebSocket } = await import('ws')
+  const app = await build(t, { rateLimit: { max: 1, timeWindow: 60_000 }, fixture: null })
+  const feed = `${(await app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws')}/api/v1/ws`
+  const answers: string[] = []
+  for (let i = 0; i < 2; i++) {
+    const socket = new WebSocket(feed)
+    socket.on('error', () => {})
+    answers.push(await new Promise<string>((resolve) => {
+      socket.on('unexpected-response', (request, response) => {
+        request.destroy()
+        resolve(`HTTP ${String(response.statusCode)}`)
+      })
+      socket.on('close', (code) => resolve(`closed ${code}`))
+    }))
+  }
+  t.same(answers, ['closed 4001', 'HTTP 403'], 'the first counted and told it has no token; the second over the limit')
+  const closed = await Promise.race([app.close().then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 3000, 'still open after 3 s'))])
+  t.equal(closed, 'closed')
+})

@@ -14,7 +14,9 @@ const counts = (db: ReturnType<typeof openSqliteFile>) =>
 t.test('a fixture loads everything in one go', async (t) => {
   const db = openSqliteFile(':memory:')
   const store = await openSqliteStore(db)
-  t.same(await loadFixture(store, testFixture()), { users: 4, repositories: 3, milestones: 1, issues: 11, workspaces: 2 })
+  t.same(await loadFixture(store, testFixture()), {
+    users: 4, repositories: 3, milestones: 1, issues: 11, workspaces: 2, issue_events: 0, epics: 0, dependencies: 0, release_reports: 0
+  })
   const placements = db.prepare('SELECT count(*) AS n FROM placements').get() as { n: number }
   t.equal(placements.n, 11 + 7, 'one placement per issue per workspace holding its repository')
   db.close()
@@ -75,9 +77,9 @@ t.test('the bundled demo is valid and realistic', async (t) => {
   t.ok(demo.issues?.some((i) => i.state === 'closed'))
   t.ok((demo.milestones?.length ?? 0) >= 1)
   const lines: string[] = []
-  const app = await build(t, { demo: true, fixture: null, logLevel: 'info', logStream: new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } }) })
+  const app = await build(t, { demo: true, fixture: null, publicUrl: 'http://planning.test', logLevel: 'info', logStream: new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } }) })
   const logged = lines.map((l) => JSON.parse(l).msg as string).find((m) => m.startsWith('try it: curl'))
-  t.ok(logged, 'a ready-to-paste curl line is logged')
+  t.match(logged, /' http:\/\/planning\.test\/p1\/repositories\/103707262\/board$/, 'a ready-to-paste curl line is logged, on publicUrl')
   const token = /X-Authentication-Token: ([^']+)'/.exec(logged ?? '')?.[1] ?? ''
   const board = await app.inject({ url: '/p1/repositories/103707262/board', headers: { 'x-authentication-token': token } })
   t.equal(board.statusCode, 200, 'the logged demo token works')

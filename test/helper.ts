@@ -11,6 +11,9 @@ export const TOKENS = {
   dave: 'dave-token-1234567'
 } as const
 
+/** SECRET_KEY of every test app (connections need one); a test may pass `secretKey: undefined`. */
+export const SECRET_KEY = Buffer.alloc(32, 7).toString('base64')
+
 export const REPO = 1001
 export const OTHER_REPO = 1002
 export const PRIVATE_REPO = 1003
@@ -77,7 +80,8 @@ export async function build (t: Test, options: BuildOptions & { fixture?: unknow
     Object.assign(rest, { databaseUrl: TEST_DATABASE_URL, databaseSchema: created.schema, databasePoolMax: 4 })
     drop = created.drop
   }
-  const app = await buildApp({ adminToken: ADMIN_TOKEN, rateLimit: { max: 10_000, timeWindow: 60_000 }, documentation: false, ...rest }) as App
+  const defaults = { adminToken: ADMIN_TOKEN, rateLimit: { max: 10_000, timeWindow: 60_000 }, documentation: false, secretKey: SECRET_KEY }
+  const app = await buildApp({ ...defaults, ...rest }) as App
   await app.ready()
   t.teardown(async () => {
     await app.close()

@@ -3,7 +3,17 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { build } from './helper.js'
+import { build, SECRET_KEY } from './helper.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
+import { DomainEvents } from '../db/domain-events.js'
+import { postgresKysely } from '../db/postgres.js'
+import { SecretBox } from '../db/secret-box.js'
+import { createStore, openSqliteStore, type PlanningStore } from '../db/store.js'
+import { createHostFetch } from '../services/host-fetch.js'
+import { Importer } from '../services/importer.js'
+
+/** The fake hosts listen on 127.0.0.1: the tests allow private host addresses. */
+const local = { hosts: { allowPrivate: true } }
 
 /**
  * A GitHub-shaped REST API on 127.0.0.1: the repository, a page of milestones, three pages of
@@ -71,7 +81,7 @@ t.test('an import pages through the host, waits out a rate limit, and is idempot
     }
     return true
   })
-  const app = await build(t)
+  const app = await build(t, local)
   const connection = (await app.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', web_url: 'https://github.com', api_url: host.url, token: 'ghp_test' } })).json()
   await app.admin({ method: 'POST', url: '/admin/workspaces', payload: { name: 'Imported', repositories: [], pipelines: ['Inbox', 'Done'] } })
   const started = await app.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository: 'acme/imported' } })
@@ -86,6 +96,9 @@ t.test('an import pages through the host, waits out a rate limit, and is idempot
 
   const repos = (await app.admin({ url: '/admin/repositories' })).json()
   t.match(repos.find((r: { id: number }) => r.id === 5151), { owner: 'acme', name: 'imported', html_url: 'https://github.com/acme/imported' })
+  // The collaborator is an identity of the connection; linked to a local user, its permission applies.
+  await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'imp-user' } })
+  await app.admin({ method: 'PUT', url: '/admin/users/imp-user/identities', payload: { connection_id: connection.id, platform_user_id: 501 } })
   const token = (await app.admin({ method: 'POST', url: '/admin/users/imp-user/token' })).json().token
   const issue = await app.inject({ url: '/p1/repositories/5151/issues/3', headers: { 'x-authentication-token': token } })
   t.equal(issue.statusCode, 200, 'the collaborator reads (push → write) and the pull request is an issue')
@@ -101,27 +114,33 @@ t.test('an import pages through the host, waits out a rate limit, and is idempot
   t.same(board.json().pipelines[0].issues.map((i: { issue_number: number }) => i.issue_number), [1, 2, 3, 4, 5], 'run twice: nothing doubled (the closed one is off the board)')
 })
 
-t.test('an import cut short by a crash goes on from the page it reached', async (t) => {
-  let hold = true
+/** A fake host that holds the third page of issues unanswered until `release()` (a crash mid-import). */
+async function hostHoldingPage3 (t: Test) {
+  const hold = { on: true }
   const held: ServerResponse[] = []
   const host = await fakeHost(t, (req, res) => {
-    if (hold && req.url!.includes('/issues') && req.url!.includes('page=3')) {
+    if (hold.on && req.url!.includes('/issues') && req.url!.includes('page=3')) {
       held.push(res)
       return false
     }
     return true
   })
   t.teardown(() => held.forEach((res) => res.destroy()))
+  return { host, held, release: () => { hold.on = false } }
+}
+
+t.test('an import cut short by a crash goes on from the page it reached', async (t) => {
+  const { host, held, release } = await hostHoldingPage3(t)
   const database = join(t.testdir({}), 'planning.db')
-  const first = await build(t, { database })
+  const first = await build(t, { database, ...local })
   const connection = (await first.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', api_url: host.url } })).json()
   const started = (await first.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository: 'acme/imported' } })).json()
   await waitFor(async () => held.length > 0)
   t.match((await first.admin({ url: `/admin/imports/${started.id}` })).json(), { state: 'running', issues: 3, pull_requests: 1 }, 'two pages in when it stops')
   await first.close()
-  hold = false
+  release()
   const asked = host.requests.length
-  const second = await build(t, { database, fixture: null })
+  const second = await build(t, { database, fixture: null, ...local })
   await waitFor(async () => (await second.admin({ url: `/admin/imports/${started.id}` })).json().state === 'done')
   t.match((await second.admin({ url: `/admin/imports/${started.id}` })).json(), { state: 'done', issues: 4, pull_requests: 2 }, 'every issue counted once')
   const after = host.requests.slice(asked)
@@ -132,14 +151,146 @@ t.test('the admin CLI connects a host and imports a repository with a progress l
   const host = await fakeHost(t)
   const { runAdminCommand } = await import('../cli/admin.js')
   const database = join(t.testdir({}), 'planning.db')
-  const made = await runAdminCommand(database, ['connect', 'github', '--api-url', host.url, '--token', 'ghp_cli']) as { id: string, secret: string, webhook_path: string }
+  const context = { config: { secretKey: SECRET_KEY, hostAllowPrivate: true }, hostToken: 'ghp_cli' }
+  const made = await runAdminCommand(database, ['connect', 'github', '--api-url', host.url], () => {}, context) as { id: string, secret: string, webhook_path: string }
   t.match(made, { id: /^[0-9a-f]{24}$/, secret: String, webhook_path: `/integrations/${made.id}/webhook` })
-  t.match(await runAdminCommand(database, ['connections']), [{ id: made.id, kind: 'github', api_url: host.url, has_token: true }])
-  t.notOk(JSON.stringify(await runAdminCommand(database, ['connections'])).includes('ghp_cli'), 'the token is not shown')
+  t.match(await runAdminCommand(database, ['connections'], () => {}, context), [{ id: made.id, kind: 'github', api_url: host.url, has_token: true }])
+  t.notOk(JSON.stringify(await runAdminCommand(database, ['connections'], () => {}, context)).includes('ghp_cli'), 'the token is not shown')
   const lines: string[] = []
-  const done = await runAdminCommand(database, ['import-repo', made.id, 'acme/imported'], (line) => lines.push(line))
+  const done = await runAdminCommand(database, ['import-repo', made.id, 'acme/imported'], (line) => lines.push(line), context)
   t.match(done, { state: 'done', issues: 4, pull_requests: 2, milestones: 1, collaborators: 1 })
   t.match(lines.at(-1), /acme\/imported: done, 4 issues, 2 pull requests, 1 milestones, 1 collaborators/)
-  await t.rejects(runAdminCommand(database, ['connect', 'gitlab']), /unknown kind 'gitlab'/)
-  t.same(await runAdminCommand(database, ['disconnect', made.id]), { removed: made.id })
+  await t.rejects(runAdminCommand(database, ['connect', 'gitlab'], () => {}, context), /unknown kind 'gitlab'/)
+  t.same(await runAdminCommand(database, ['disconnect', made.id], () => {}, context), { removed: made.id })
+})
+
+t.test('imports reach only public hosts, follow no redirect elsewhere, and tell host errors briefly', async (t) => {
+  const host = await fakeHost(t)
+  const strict = await build(t)
+  const connection = (await strict.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', api_url: host.url, token: 'ghp_strict' } })).json()
+  const started = (await strict.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository: 'acme/imported' } })).json()
+  await waitFor(async () => (await strict.admin({ url: `/admin/imports/${started.id}` })).json().state === 'failed')
+  t.match((await strict.admin({ url: `/admin/imports/${started.id}` })).json().error, /^refused: address 127\.0\.0\.1 is loopback or private \(set HOST_ALLOW_PRIVATE=true/)
+  t.same(host.requests, [], 'without HOST_ALLOW_PRIVATE the token never went to 127.0.0.1')
+
+  for (const repository of ['../admin', 'acme/..', 'acme/.', 'acme/a/b', '-acme/x', 'ac me/x', 'acme/x?y']) {
+    const res = await strict.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository } })
+    t.equal(res.statusCode, 400, repository)
+    t.match(res.json().message, /body\/repository/)
+  }
+  const dotted = await strict.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository: 'my.org/x' } })
+  t.match(dotted.json(), { message: /'my\.org' is not a github owner name/ }, 'GitHub owners have no dots')
+  t.equal(dotted.statusCode, 400)
+
+  // Allowed to reach 127.0.0.1: a redirect to another port is still not followed, and an
+  // error answer's body is not shown beyond a short message.
+  const inner = await fakeHost(t)
+  const tricky = await fakeHost(t, (req, res) => {
+    if (req.url!.startsWith('/repos/acme/imported/milestones')) {
+      res.statusCode = 302
+      res.setHeader('location', `${inner.url}${req.url}`)
+      res.end()
+      return false
+    }
+    if (req.url!.startsWith('/repos/acme/huge')) {
+      res.statusCode = 502
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify({ message: 'upstream down', trace: 'x'.repeat(2_000_000) }))
+      return false
+    }
+    return true
+  })
+  const app = await build(t, local)
+  const gitea = (await app.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'gitea', web_url: tricky.url, api_url: tricky.url, token: 'tok' } })).json()
+  const redirected = (await app.admin({ method: 'POST', url: `/admin/connections/${gitea.id}/imports`, payload: { repository: 'acme/imported' } })).json()
+  await waitFor(async () => (await app.admin({ url: `/admin/imports/${redirected.id}` })).json().state === 'failed')
+  t.match((await app.admin({ url: `/admin/imports/${redirected.id}` })).json(), { error: 'the host answered 302 with a redirect to another origin (not followed)', milestones: 0 })
+  t.same(inner.requests, [], 'the other port was never asked')
+  const huge = (await app.admin({ method: 'POST', url: `/admin/connections/${gitea.id}/imports`, payload: { repository: 'acme/huge' } })).json()
+  await waitFor(async () => (await app.admin({ url: `/admin/imports/${huge.id}` })).json().state === 'failed')
+  t.equal((await app.admin({ url: `/admin/imports/${huge.id}` })).json().error, 'the host answered 502: upstream down')
+  const underscored = await app.admin({ method: 'POST', url: `/admin/connections/${gitea.id}/imports`, payload: { repository: 'my_org.x/y' } })
+  t.equal(underscored.statusCode, 202, 'Gitea owners may hold dots and underscores')
+})
+
+/**
+ * Instance A (the app) and instance B (an importer of its own, with its own connections to the
+ * database) on one database: a SQLite file, or a PostgreSQL schema when TEST_DATABASE_URL is set.
+ */
+async function twoInstances (t: Test, leaseMs: number) {
+  const file = join(t.testdir({}), 'planning.db')
+  let database: Record<string, unknown> = { database: file }
+  if (TEST_DATABASE_URL !== undefined) {
+    const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+    t.teardown(drop)
+    database = { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 4 }
+  }
+  const a = await build(t, { ...database, hosts: { allowPrivate: true, importLeaseMs: leaseMs } })
+  const secrets = SecretBox.fromStrings(SECRET_KEY)
+  let store: PlanningStore & { close: () => Promise<void> }
+  if (TEST_DATABASE_URL === undefined) store = await openSqliteStore(file, undefined, secrets)
+  else {
+    const db = postgresKysely({ url: TEST_DATABASE_URL, schema: database.databaseSchema as string, poolMax: 4 })
+    store = { ...createStore(db, new DomainEvents(), secrets), close: async () => await db.destroy() }
+  }
+  const silent = { info () {}, warn () {}, error () {}, debug () {}, trace () {}, fatal () {}, child () { return silent }, level: 'silent', silent () {} }
+  const b = new Importer(store, silent as never, { fetch: createHostFetch({ allowPrivate: true }), leaseMs })
+  t.teardown(async () => {
+    await b.stop()
+    await store.close()
+  })
+  return { a, b, store }
+}
+
+t.test('an import runs in one instance: a resume elsewhere leaves it alone until its lease is given up or runs out', async (t) => {
+  const { host, held, release } = await hostHoldingPage3(t)
+  const { a, b, store } = await twoInstances(t, 600)
+  const connection = (await a.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', api_url: host.url } })).json()
+  const started = (await a.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository: 'acme/imported' } })).json()
+  await waitFor(async () => held.length > 0)
+  const asked = host.requests.length
+  await b.resumeUnfinished() // what B does when it starts
+  b.watch()
+  await new Promise((resolve) => setTimeout(resolve, 1500)) // B looked twice more on its own; A renewed meanwhile
+  t.equal(host.requests.length, asked, `B fetched nothing while A holds the import (${host.requests.slice(asked).join(', ')})`)
+  t.match(await store.connections.requireImport(started.id), { state: 'running', issues: 3, pull_requests: 1 })
+
+  // A stops (a deploy): it gives the lease up and B goes on from page 3.
+  release()
+  await a.close()
+  await waitFor(async () => (await store.connections.requireImport(started.id)).state === 'done')
+  t.match(await store.connections.requireImport(started.id), { state: 'done', issues: 4, pull_requests: 2, milestones: 1, collaborators: 1 }, 'every issue counted once')
+  const pages = host.requests.filter((r) => r.includes('/issues'))
+  t.same(pages.filter((r) => /[?&]page=1(&|$)/.test(r)).length, 1, 'page 1 fetched once')
+  t.same(pages.filter((r) => /[?&]page=2(&|$)/.test(r)).length, 1, 'page 2 fetched once')
+
+  // An instance that died holding an import: taken over only once the lease has run out.
+  const connections = store.connections
+  const orphan = await connections.createImport(connection.id, 'acme/imported')
+  t.ok(await connections.claimImport(orphan.id, 'a-dead-instance', Date.now() + 1200))
+  const before = host.requests.length
+  await b.resumeUnfinished()
+  await new Promise((resolve) => setTimeout(resolve, 700))
+  t.equal(host.requests.length, before, 'not while the dead instance\'s lease holds')
+  await waitFor(async () => (await connections.requireImport(orphan.id)).state === 'done')
+  t.match(await connections.requireImport(orphan.id), { state: 'done', issues: 4, pull_requests: 2, lease_owner: null, lease_until: null })
+})
+
+t.test('a lease is claimed once, renewed only by its holder, and fences a holder that lost it', async (t) => {
+  const { a, store } = await twoInstances(t, 60_000)
+  const made = (await a.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github' } })).json()
+  const [ca, cb] = [store.connections, store.connections]
+  const job = await cb.createImport(made.id, 'acme/x')
+  const claims = await Promise.all([ca.claimImport(job.id, 'A', Date.now() + 60_000), cb.claimImport(job.id, 'B', Date.now() + 60_000)])
+  t.same(claims.filter(Boolean).length, 1, 'of two claims at once, one wins')
+  const [winner, loser] = claims[0] ? ['A', 'B'] : ['B', 'A']
+  t.notOk(await cb.renewImport(job.id, loser, Date.now() + 60_000), 'the other cannot renew it')
+  t.notOk(await cb.updateImport(job.id, { issues: 99 }, loser), 'nor write progress')
+  t.same((await ca.unfinishedImports()).map((r) => r.id), [], 'a leased import is not offered for resuming')
+  t.ok(await ca.renewImport(job.id, winner, Date.now() - 1), 'the holder renews (here: into the past, as if it stalled)')
+  t.same((await ca.unfinishedImports()).map((r) => r.id), [job.id], 'a run-out lease is offered')
+  t.ok(await cb.claimImport(job.id, loser, Date.now() + 60_000), 'and taken over')
+  t.notOk(await ca.updateImport(job.id, { issues: 99 }, winner), 'the stalled holder writes nothing after that')
+  t.notOk(await ca.renewImport(job.id, winner, Date.now() + 60_000))
+  t.equal((await ca.requireImport(job.id)).issues, 0)
 })

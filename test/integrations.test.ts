@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
+import { deliver, sign, SECRET } from './deliveries.js'
 import { formReceiver } from './receiver.js'
 import { build, type App } from './helper.js'
 
@@ -15,20 +16,6 @@ const example = (name: string, action?: string): Record<string, any> => {
 }
 
 const HELLO = 186853002 // Codertocat/Hello-World in the examples
-const SECRET = 'a-webhook-secret-for-tests'
-const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
-let deliveries = 0
-
-/** Posts a signed delivery as GitHub does (or Gitea, with `kind: 'gitea'`). */
-async function deliver (app: App, connection: string, event: string, payload: object, extra: { id?: string, kind?: 'github' | 'gitea', secret?: string } = {}) {
-  const body = JSON.stringify(payload)
-  const id = extra.id ?? `delivery-${++deliveries}`
-  const headers: Record<string, string> = extra.kind === 'gitea'
-    ? { 'x-gitea-event': event, 'x-gitea-delivery': id, 'x-gitea-signature': sign(body, extra.secret).slice(7) }
-    : { 'x-github-event': event, 'x-github-delivery': id, 'x-hub-signature-256': sign(body, extra.secret) }
-  return await app.inject({ method: 'POST', url: `/integrations/${connection}/webhook`, headers: { 'content-type': 'application/json', ...headers }, payload: body })
-}
-
 /** A connection, and a workspace holding the examples' repository (created on first sight). */
 async function connected (t: Test, kind: 'github' | 'gitea' = 'github', web_url?: string, webhooks: object = { worker: false }) {
   const app = await build(t, { webhooks })
@@ -149,24 +136,31 @@ t.test('issues and pull requests: open, edit, close, reopen, delete, transfer, m
   t.same((await deliver(app, id, 'issues', milestoned)).json(), { result: 'handled' })
   t.equal((await app.as('alice', { url: `/p1/repositories/${HELLO}/milestones/${milestoned.milestone.number}/start_date` })).statusCode, 404, 'the milestone exists (no start date yet)')
   t.match((await app.as('alice', { url: `/p1/repositories/${HELLO}/milestones/${milestoned.milestone.number}/start_date` })).json().message, /has no start date/)
+  const withMilestone = await app.as('alice', { url: `/p1/repositories/${HELLO}/issues?issue_numbers=${milestoned.issue.number}` })
+  t.match(withMilestone.json()[0].milestone, { number: milestoned.milestone.number, state: milestoned.milestone.state }, 'the issue keeps its milestone')
   const demilestoned = example('issues', 'demilestoned')
   demilestoned.repository = opened.repository
   demilestoned.issue.updated_at = '2030-01-05T00:00:00Z'
   t.same((await deliver(app, id, 'issues', demilestoned)).json(), { result: 'handled' })
+  const without = await app.as('alice', { url: `/p1/repositories/${HELLO}/issues?issue_numbers=${demilestoned.issue.number}` })
+  t.equal(without.json()[0].milestone, undefined, 'demilestoned: none')
 
   const transferred = example('issues', 'transferred')
   transferred.repository = opened.repository
   transferred.issue.number = pr.pull_request.number
+  transferred.issue.updated_at = '2030-01-06T00:00:00Z'
   t.same((await deliver(app, id, 'issues', transferred)).json(), { result: 'handled' })
   t.same(numbers(await boardOf(), 0), [], 'transferred: it leaves this repository')
   const deleted = example('issues', 'deleted')
   deleted.repository = opened.repository
+  deleted.issue.updated_at = '2030-01-07T00:00:00Z'
   t.same((await deliver(app, id, 'issues', deleted)).json(), { result: 'handled' })
   t.equal((await app.as('alice', { url: `/p1/repositories/${HELLO}/issues/1` })).statusCode, 404, 'deleted')
 
   const labeled = example('issues', 'labeled')
   labeled.repository = opened.repository
-  t.equal((await deliver(app, id, 'issues', labeled)).statusCode, 202, 'actions that change no planning data are accepted and ignored')
+  t.equal((await deliver(app, id, 'issues', labeled)).statusCode, 200, 'a label is kept (two-way sync)')
+  t.equal((await deliver(app, id, 'issues', { ...labeled, action: 'locked' })).statusCode, 202, 'actions that change no planning data are accepted and ignored')
   t.equal((await deliver(app, id, 'star', { action: 'created', repository: opened.repository })).statusCode, 202)
 })
 
@@ -184,10 +178,15 @@ t.test('milestones, repositories, members and app installations', async (t) => {
   const added = example('member', 'added')
   added.repository = created.repository
   t.same((await deliver(app, id, 'member', added)).json(), { result: 'handled' })
-  const token = (await app.admin({ method: 'POST', url: '/admin/users/hacktocat/token' })).json().token as string
+  t.notOk((await app.admin({ url: '/admin/users' })).json().some((u: { login: string }) => u.login === 'hacktocat'), 'a host user is not a local user')
+  t.same((await app.admin({ url: `/admin/connections/${id}/identities` })).json(), [{ connection_id: id, platform_user_id: 39652351, login: 'hacktocat', user: null }], 'but an identity of the connection')
+  await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'octo-here' } })
+  const token = (await app.admin({ method: 'POST', url: '/admin/users/octo-here/token' })).json().token as string
   const read = async () => await app.inject({ url: `/p1/repositories/${HELLO}/epics`, headers: { 'x-authentication-token': token } })
-  t.equal((await read()).statusCode, 200, 'the user was created on first sight, with access')
-  t.same((await app.admin({ url: '/admin/users' })).json().find((u: { login: string }) => u.login === 'hacktocat'), { id: 39652351, login: 'hacktocat' }, 'the host\'s user id')
+  t.equal((await read()).statusCode, 404, 'unlinked: the host\'s permission reaches nobody')
+  const linked = await app.admin({ method: 'PUT', url: '/admin/users/octo-here/identities', payload: { connection_id: id, platform_user_id: 39652351 } })
+  t.same(linked.json(), { connection_id: id, platform_user_id: 39652351, login: 'hacktocat', user: 'octo-here' })
+  t.equal((await read()).statusCode, 200, 'linked: the permission the host gave applies')
   const toRead = { ...added, action: 'edited', changes: { permission: { from: 'write', to: 'triage' } } }
   t.same((await deliver(app, id, 'member', toRead)).json(), { result: 'handled' })
   const estimate = await app.inject({ method: 'PUT', url: `/p1/repositories/${HELLO}/issues/1/estimate`, headers: { 'x-authentication-token': token }, payload: { estimate: 1 } })
@@ -233,13 +232,16 @@ t.test('Gitea and Forgejo deliveries: their headers, bare-hex signatures and pay
     payload: form
   })
   t.same(formed.json(), { result: 'handled' }, 'form-encoded payloads, signed on the raw body')
-  t.match((await app.admin({ url: '/admin/repositories' })).json().find((r: { id: number }) => r.id === 7), { owner: 'ops', name: 'tools', html_url: 'https://git.example.org/ops/tools' })
+  const tools = (await app.admin({ url: '/admin/repositories' })).json().find((r: { name: string }) => r.name === 'tools')
+  t.match(tools, { owner: 'ops', name: 'tools', html_url: 'https://git.example.org/ops/tools' })
+  t.not(tools.id, 7, 'Gitea numbers repositories from 1 as this server does: the id is allocated here')
+  t.same((await app.admin({ url: `/admin/connections/${id}/repositories` })).json(), [{ repo_id: tools.id, platform_repo_id: 7, owner: 'ops', name: 'tools', html_url: 'https://git.example.org/ops/tools' }], 'the binding')
 })
 
 t.test('the whole story: a connection, a signed issue, the board, a move, closed and reopened, outgoing webhooks with the host\'s URL', async (t) => {
   const { url: hookUrl, received } = await formReceiver(t)
   const { app, id } = await connected(t, 'github', 'https://ghe.example.com', { allowPrivate: true, retryBaseMs: 20 })
-  const repository = { id: 4242, name: 'gateway', full_name: 'acme/gateway', html_url: 'https://ghe.example.com/acme/gateway', owner: { login: 'acme', id: 1 } }
+  const repository = { id: 4242, name: 'gateway', full_name: 'acme/gateway', html_url: 'https://ghe.example.com/acme/gateway', owner: { login: 'acme', id: 1 }, updated_at: '2026-01-01T00:00:00Z' }
   t.same((await deliver(app, id, 'repository', { action: 'created', repository })).json(), { result: 'handled' })
   const ws = await withWorkspace(app, 4242)
   await app.admin({ method: 'PUT', url: '/admin/repositories/4242/permissions/alice', payload: { permission: 'admin' } })

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 
-/** The PostgreSQL server the suite runs against as well, when set (README, "Development"). */
+/** The PostgreSQL server the suite runs against as well, when set (docs/development.md). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL === '' ? undefined : process.env.TEST_DATABASE_URL
 
 /** A fresh schema for one test; `drop` removes it with everything in it. */

@@ -1,6 +1,7 @@
 import t from 'tap'
+import { createHmac } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { build, REPO, TOKENS } from './helper.js'
+import { build, REPO, TOKENS, type App } from './helper.js'
 
 t.test('every response carries the rate-limit headers and Date', async (t) => {
   const app = await build(t, { rateLimit: { max: 50, timeWindow: 60_000 } })
@@ -15,7 +16,7 @@ t.test('every response carries the rate-limit headers and Date', async (t) => {
     t.ok(reset >= before + 59 && reset <= before + 61, 'reset is UTC epoch seconds at the window end')
     t.ok(Date.parse(String(res.headers.date)) > 0, 'Date header')
   }
-  t.equal(ok.headers['x-ratelimit-used'], '1', 'the admin import before counted for the address, not for alice')
+  t.equal(ok.headers['x-ratelimit-used'], '1', 'the admin import before is not counted, and alice has her own budget')
   t.equal(notFound.headers['x-ratelimit-used'], '2')
   t.equal(invalid.headers['x-ratelimit-used'], '3')
   t.equal(unauthorized.statusCode, 401)
@@ -42,4 +43,55 @@ t.test('limits are per token and give 403 past the limit, then reset', async (t)
   const again = await app.as('carol', { url })
   t.equal(again.statusCode, 200)
   t.equal(again.headers['x-ratelimit-used'], '1', 'the window reset')
+})
+
+t.test('the issue host\'s deliveries and the admin API are outside the per-address budget', async (t) => {
+  const app = await build(t, { rateLimit: { max: 100, timeWindow: 60_000 }, webhooks: { worker: false } })
+  const secret = 'a-webhook-secret-for-tests'
+  const created = await app.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', secret } })
+  t.equal(created.statusCode, 201, created.body)
+  for (let i = 0; i < 105; i++) await app.inject({ url: `/p1/repositories/${REPO}/board` })
+  const anonymous = await app.inject({ url: `/p1/repositories/${REPO}/board` })
+  t.equal(anonymous.statusCode, 403, 'the address has spent its budget')
+  const body = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 })
+  const delivery = await app.inject({
+    method: 'POST',
+    url: `/integrations/${created.json().id as string}/webhook`,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'ping', 'x-github-delivery': 'd-1', 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` },
+    payload: body
+  })
+  t.equal(delivery.statusCode, 200, 'a signed delivery from the same address is still taken')
+  t.equal(delivery.headers['x-ratelimit-used'], undefined, 'and not counted')
+  const admin = await app.admin({ url: '/admin/users' })
+  t.equal(admin.statusCode, 200, 'so is the admin API')
+  t.equal(admin.headers['x-ratelimit-used'], undefined)
+  t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/board` })).statusCode, 200, 'a token has its own budget')
+})
+
+async function spend (app: App, forwardedFor: string, times: number): Promise<string[]> {
+  const used: string[] = []
+  for (let i = 0; i < times; i++) {
+    const res = await app.inject({ url: `/p1/repositories/${REPO}/board`, headers: { 'x-forwarded-for': forwardedFor } })
+    used.push(`${res.statusCode}:${String(res.headers['x-ratelimit-used'])}`)
+  }
+  return used
+}
+
+t.test('TRUST_PROXY: clients behind the proxies it names are told apart; otherwise X-Forwarded-For is ignored', async (t) => {
+  const rateLimit = { max: 2, timeWindow: 60_000 }
+  const direct = await build(t, { rateLimit, fixture: null })
+  t.same([...await spend(direct, '203.0.113.1', 2), ...await spend(direct, '203.0.113.2', 1)], ['401:1', '401:2', '403:3'],
+    'not trusted: one budget for the socket\'s address, whatever the header says')
+  for (const trustProxy of [['10.0.0.0/8', '127.0.0.0/8'], true]) {
+    const proxied = await build(t, { rateLimit, fixture: null, trustProxy })
+    const first = await spend(proxied, '203.0.113.1', 3)
+    const second = await spend(proxied, '198.51.100.7, 203.0.113.2', 1)
+    t.same([...first, ...second], ['401:1', '401:2', '403:3', '401:1'], `trustProxy ${JSON.stringify(trustProxy)}: one budget per client`)
+  }
+  const otherProxy = await build(t, { rateLimit, fixture: null, trustProxy: ['10.0.0.0/8'] })
+  t.same([...await spend(otherProxy, '203.0.113.1', 2), ...await spend(otherProxy, '203.0.113.2', 1)], ['401:1', '401:2', '403:3'],
+    'a peer that is not a named proxy cannot choose its address')
+  const twoHops = await build(t, { rateLimit, fixture: null, trustProxy: 2 })
+  t.same([...await spend(twoHops, '198.51.100.7, 203.0.113.1', 2), ...await spend(twoHops, '198.51.100.8, 203.0.113.1', 1)], ['401:1', '401:2', '401:1'],
+    'two hops: the address before the second proxy is the client')
 })

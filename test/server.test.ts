@@ -82,12 +82,14 @@ t.test('the server starts from the environment and closes gracefully on SIGTERM'
   const listening = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listen line: ${out}`)), 30_000)
     child.stdout.on('data', () => {
+      // The curl line follows the listen line: it names the address listened on.
       const m = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (m !== null) { clearTimeout(timer); resolve(m[1]) }
+      if (m !== null && out.includes('try it: curl')) { clearTimeout(timer); resolve(m[1]) }
     })
   })
   const token = /X-Authentication-Token: ([^']+)'/.exec(out)?.[1]
   t.ok(token, 'demo token logged')
+  t.match(out, `' ${listening}/p1/repositories/103707262/board"`, 'the curl line names the port listened on')
   const res = await fetch(`${listening}/p1/repositories/103707262/board`, { headers: { 'X-Authentication-Token': token ?? '' } })
   t.equal(res.status, 200)
   child.kill('SIGTERM')

@@ -8,15 +8,17 @@ import { fileURLToPath } from 'node:url'
 const root = fileURLToPath(new URL('..', import.meta.url))
 const ADMIN_TOKEN = 'my-long-admin-token'
 
-/** The shell blocks of a README section, in order. */
-function blocks (readme: string, heading: string): string[] {
-  const start = readme.indexOf(`\n## ${heading}\n`)
-  const end = readme.indexOf('\n## ', start + 4)
-  return [...readme.slice(start, end).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1])
+/** The shell blocks of a section (a `## heading`) of a page of the documentation, in order. */
+function blocks (page: string, heading: string): string[] {
+  const text = readFileSync(join(root, page), 'utf8')
+  const start = text.indexOf(`\n## ${heading}\n`)
+  if (start < 0) throw new Error(`${page} has no section "${heading}"`)
+  const next = text.indexOf('\n## ', start + 4)
+  const section = text.slice(start, next < 0 ? text.length : next)
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1])
 }
 
-t.test('the README\'s walk-through and admin examples run top to bottom on the demo, as a reader would', { timeout: 180_000 }, async (t) => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8')
+t.test('the README\'s walk-through and the admin examples of docs/operations.md run top to bottom on the demo, as a reader would', { timeout: 180_000 }, async (t) => {
   const dir = t.testdir({})
   const database = join(dir, 'planning.db')
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
@@ -34,8 +36,10 @@ t.test('the README\'s walk-through and admin examples run top to bottom on the d
   })
   const token = /API token for alice: ([A-Za-z0-9_-]+)/.exec(log)![1]
 
-  const sections = [...blocks(readme, 'A walk through the demo data'), ...blocks(readme, 'Admin API and CLI')]
-  t.ok(sections.length >= 3, `${sections.length} shell blocks`)
+  const walk = blocks('README.md', 'A walk through the demo data')
+  const admin = blocks('docs/operations.md', 'Admin API and CLI')
+  t.ok(walk.length >= 1 && admin.length >= 2, `${walk.length} + ${admin.length} shell blocks`)
+  const sections = [...walk, ...admin]
   let events = ''
   for (const block of sections) {
     // Every command as written, except the two lines that say where the token and server are;

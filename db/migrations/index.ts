@@ -1,9 +1,18 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Database } from '../schema.js'
+import { chatBotMigration } from './chat-bot.js'
 import { connectionsMigration } from './connections.js'
 import { deliveryLeasesMigration } from './delivery-leases.js'
 import { extensionsMigration } from './extensions.js'
+import { identitiesMigration } from './identities.js'
+import { importLeasesMigration } from './import-leases.js'
+import { hostedImportsMigration } from './hosted-imports.js'
+import { twoWaySyncMigration } from './two-way-sync.js'
+import { issueActivityMigration } from './issue-activity.js'
 import { schemaMigration } from './schema.js'
+import { sprintsMigration } from './sprints.js'
+import { signInMigration } from './sign-in.js'
+import { hostSignInMigration } from './host-sign-in.js'
 
 import type { Engine } from '../engine.js'
 
@@ -15,7 +24,16 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '001-schema': schemaMigration(engine),
     '002-delivery-leases': deliveryLeasesMigration(engine),
     '003-connections': connectionsMigration(engine),
-    '004-extensions': extensionsMigration(engine)
+    '004-extensions': extensionsMigration(engine),
+    '005-identities': identitiesMigration(engine),
+    '006-import-leases': importLeasesMigration(engine),
+    '007-hosted-imports': hostedImportsMigration(engine),
+    '008-sign-in': signInMigration(engine),
+    '009-sprints': sprintsMigration(engine),
+    '013-chat-bot': chatBotMigration(engine),
+    '014-two-way-sync': twoWaySyncMigration(engine),
+    '016-host-sign-in': hostSignInMigration(engine),
+    '017-issue-activity': issueActivityMigration(engine)
   }
 }
 
@@ -28,24 +46,36 @@ class Provider implements MigrationProvider {
 
 export class MigrationError extends Error {}
 
+/** PostgreSQL's invalid_schema_name, undefined_table and undefined_column. */
+const CATALOG_RACES = new Set(['3F000', '42P01', '42703'])
+
 /**
  * Applies the migrations the database has not had yet (tracked in `kysely_migration`). A database
  * that has run a migration this server does not know is newer than this server: refused.
  */
 export async function migrate (db: Kysely<Database>, engine: Engine, schema?: string): Promise<string[]> {
   // Reading the catalog can fail while another process drops a schema (tests do, between runs of
-  // their own): that is no reason to fail, so look again.
+  // their own): the introspection asks about every schema's columns (pg_get_serial_sequence), and one
+  // dropped meanwhile is "no such schema", "no such relation" or "no such column". That is no reason
+  // to fail, so look again.
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrateOnce(db, engine, schema)
     } catch (err) {
-      if ((err as { code?: string }).code !== '3F000' || attempt >= 5) throw err
+      if (!CATALOG_RACES.has(String((err as { code?: string }).code)) || attempt >= 5) throw err
     }
   }
 }
 
 async function migrateOnce (db: Kysely<Database>, engine: Engine, schema?: string): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new Provider(engine), ...(schema === undefined ? {} : { migrationTableSchema: schema }) })
+  // Migrations are numbered per piece of work and never depend on a later-numbered one, so a
+  // database that ran a later one first (a development build) takes an earlier one afterwards.
+  const migrator = new Migrator({
+    db,
+    provider: new Provider(engine),
+    allowUnorderedMigrations: true,
+    ...(schema === undefined ? {} : { migrationTableSchema: schema })
+  })
   const known = Object.keys(migrations(engine))
   const applied = (await migrator.getMigrations()).filter((m) => m.executedAt !== undefined).map((m) => m.name)
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true })

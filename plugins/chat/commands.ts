@@ -1,7 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type, EmptyBody } from '../../schemas/common.js'
 import { ChatCommand, CreateCommandBody, IdParams, UpdateCommandBody } from '../../schemas/chat.js'
+import { ImportBody, ImportResult } from '../../schemas/chat-bot.js'
 import { chatErrors as errors, tags, type ChatContext } from './context.js'
+import { planImport } from './import-rules.js'
 
 /** Custom bot commands: anyone lists them, moderators manage them. */
 const commands: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, { chat }) => {
@@ -18,6 +20,21 @@ const commands: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastif
     const { command, event } = await repo.createCommand({ ...request.body, command: request.body.command.trim(), response: request.body.response.trim() })
     await chat.publish([event])
     return reply.status(201).header('location', `${request.url.replace(/\/$/, '')}/${command.id}`).send(command)
+  })
+
+  fastify.post('/commands/import', {
+    schema: {
+      tags,
+      summary: 'Import commands from a Nightbot or StreamElements export; existing triggers are kept unless "replace" (moderator)',
+      body: ImportBody,
+      response: { 200: ImportResult, ...errors }
+    }
+  }, async (request) => {
+    await chat.requireRole(request, 'moderator')
+    const plan = planImport(request.body.format, request.body.commands)
+    const { imported, skipped, events } = await repo.importCommands(plan.commands, request.body.replace ?? false)
+    await chat.publish(events)
+    return { imported, skipped: [...plan.skipped, ...skipped], warnings: plan.warnings }
   })
 
   fastify.get('/commands/:id', {

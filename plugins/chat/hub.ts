@@ -7,7 +7,11 @@ const MAX_BUFFERED = 1024 * 1024
 export const CLOSE_UNAUTHORIZED = 4001
 export const CLOSE_TOO_SLOW = 4008
 
-interface Client { socket: WebSocket, lastSeq: number }
+interface Client { socket: WebSocket, lastSeq: number, moderator: boolean }
+
+/** Feed events only moderators receive: the queue, filters, timers and permits. */
+const MODERATOR_EVENTS = ['held.', 'filter.', 'timer.', 'permit.']
+export const forModerators = (type: string): boolean => MODERATOR_EVENTS.some((prefix) => type.startsWith(prefix))
 
 // Each event is serialized once, however many clients receive it.
 const serialized = new WeakMap<ChatEvent, string>()
@@ -28,17 +32,22 @@ export class ChatHub {
     return this.clients.size
   }
 
-  add (socket: WebSocket, lastSeq: number): Client {
-    const client = { socket, lastSeq }
+  /** `moderator`: the client's user was a moderator or the broadcaster when it connected. */
+  add (socket: WebSocket, lastSeq: number, moderator = false): Client {
+    const client = { socket, lastSeq, moderator }
     this.clients.add(client)
     socket.on('close', () => this.clients.delete(client))
     return client
   }
 
-  /** Sends events the client has not had yet (by seq), dropping it if it cannot keep up. */
+  /** Sends events the client has not had yet (by seq) and may see, dropping it if it cannot keep up. */
   deliver (client: Client, events: ChatEvent[]): void {
     for (const event of events) {
       if (event.seq <= client.lastSeq) continue
+      if (!client.moderator && forModerators(event.type)) {
+        client.lastSeq = event.seq
+        continue
+      }
       if (client.socket.bufferedAmount > MAX_BUFFERED) {
         this.clients.delete(client)
         client.socket.close(CLOSE_TOO_SLOW, 'client too slow')

@@ -4,14 +4,19 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { randomUUID } from 'node:crypto'
 import type { ChatEvent } from '../../db/chat.js'
+import { isDatabaseUnavailable } from '../../db/engine.js'
 import commands from './commands.js'
 import { chatContext } from './context.js'
+import counters from './counters.js'
 import filters from './filters.js'
 import { ChatHub } from './hub.js'
 import live from './live.js'
 import messages from './messages.js'
 import moderation from './moderation.js'
+import queue from './queue.js'
 import { SendLimiter } from './send-limiter.js'
+import { TimerRunner, type TimerRunnerOptions } from './timer-runner.js'
+import timers from './timers.js'
 
 export interface ChatPluginOptions {
   /** WebSocket keepalive ping interval (default 15 s); a client missing one pong is dropped */
@@ -22,6 +27,8 @@ export interface ChatPluginOptions {
   resumePage?: number
   /** `resume` frames per socket per window (default 5 per 10 s) */
   resumeLimit?: { max: number, windowMs: number }
+  /** the timer runner's tick, lease and clock; `false`: this instance runs no timers */
+  timers?: TimerRunnerOptions | false
 }
 
 /**
@@ -41,13 +48,16 @@ async function fanOut (fastify: FastifyInstance, hub: ChatHub): Promise<(events:
   })
   await redis.subscriber.subscribe(channel)
   return async (events) => {
+    // While Redis is away (warned about once by its plugin), the other instances' clients catch up by `resume`.
+    if (!redis.available()) return
     await redis.client.publish(channel, JSON.stringify({ origin, events })).catch((err: Error) => fastify.log.warn({ err: err.message }, 'chat fan-out failed'))
   }
 }
 
 /**
  * The chat companion API under /api/v1: messages, custom bot commands, moderation (roles, bans,
- * timeouts, message deletion), blocked terms and the live WebSocket feed.
+ * timeouts, message deletion), blocked terms and the live WebSocket feed; and what chat-bot users
+ * rely on: counters, timers, pattern and spam filters, permits, the moderation queue, slow mode.
  */
 const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify, opts) => {
   const { chat: repo, users } = fastify.planningStore
@@ -62,6 +72,16 @@ const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify,
   if (!fastify.hasDecorator('websocketServer')) {
     await fastify.register(websocket, {
       options: { maxPayload: 64 * 1024 },
+      // The database away while a client connects: 1013 Try Again Later, not a dropped socket.
+      errorHandler: (err, socket, request) => {
+        if (isDatabaseUnavailable(err)) {
+          request.log.warn({ err: { message: err.message } }, 'chat live feed refused: the database is unavailable')
+          socket.close(1013, 'the database is unavailable; try again later')
+        } else {
+          request.log.error({ err }, 'chat live feed failed')
+          socket.terminate()
+        }
+      },
       // On shutdown, clients are told why (1001 Going Away), not left with a bare close (1005).
       preClose: function (this: FastifyInstance, done: () => void) {
         for (const client of this.websocketServer.clients) client.close(1001, 'server shutting down')
@@ -77,10 +97,19 @@ const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify,
   fastify.addHook('onClose', async () => hub.closeAll(1001, 'server shutting down'))
   if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.liveSockets.count = () => hub.size
 
+  const runner = new TimerRunner(repo, chat.publish, fastify.log, opts.timers === false ? {} : opts.timers)
+  if (opts.timers !== false) {
+    fastify.addHook('onReady', async () => runner.start())
+    fastify.addHook('preClose', async () => await runner.stop())
+  }
+
   await fastify.register(messages, { chat })
   await fastify.register(commands, { chat })
   await fastify.register(moderation, { chat })
   await fastify.register(filters, { chat })
+  await fastify.register(counters, { chat })
+  await fastify.register(timers, { chat, now: runner.now })
+  await fastify.register(queue, { chat })
   await fastify.register(live, { chat })
 }
 

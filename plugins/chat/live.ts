@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { WebSocket } from 'ws'
+import { ROLE_RANK } from '../../db/chat.js'
+import { isDatabaseUnavailable } from '../../db/engine.js'
 import { ErrorBody } from '../../schemas/common.js'
 import { tags, type ChatContext } from './context.js'
 import { CLOSE_UNAUTHORIZED } from './hub.js'
@@ -34,7 +36,7 @@ const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, {
       const seq = await repo.latestSeq()
       const member = (await repo.member(user.id))!
       socket.send(JSON.stringify({ type: 'welcome', seq, keepalive_seconds: keepaliveMs / 1000, user: { id: member.id, login: member.login, role: member.role } }))
-      const client = hub.add(socket, seq)
+      const client = hub.add(socket, seq, ROLE_RANK[member.role] >= ROLE_RANK.moderator)
       const resumes = new SendLimiter(resumeLimit.max, resumeLimit.windowMs)
       let alive = true
       socket.on('pong', () => { alive = true })
@@ -45,6 +47,11 @@ const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, {
         }
         alive = false
         socket.ping()
+        // A moderator demoted since connecting stops receiving moderator-only events from here on.
+        if (client.moderator) {
+          repo.member(user.id).then((now) => { client.moderator = now !== undefined && ROLE_RANK[now.role] >= ROLE_RANK.moderator })
+            .catch((err: Error) => request.log.warn({ err: err.message }, 'chat role refresh failed'))
+        }
       }, keepaliveMs)
       socket.on('close', () => clearInterval(keepalive))
 
@@ -77,7 +84,13 @@ const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, {
         if (frame.type === 'ping') {
           socket.send(JSON.stringify({ type: 'pong', seq: client.lastSeq }))
         } else if (frame.type === 'resume' && Number.isSafeInteger(frame.after_seq) && (frame.after_seq as number) >= 0) {
-          resume(frame.after_seq as number).catch((err) => request.log.error({ err }, 'chat resume failed'))
+          resume(frame.after_seq as number).catch((err) => {
+            if (!isDatabaseUnavailable(err)) {
+              request.log.error({ err }, 'chat resume failed')
+              return
+            }
+            socket.send(JSON.stringify({ type: 'error', message: 'the database is unavailable; send the resume frame again in a few seconds' }))
+          })
         } else {
           socket.send(JSON.stringify({ type: 'error', message: 'unknown frame; expected {"type": "resume", "after_seq": N} or {"type": "ping"}' }))
         }

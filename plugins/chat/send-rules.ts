@@ -1,7 +1,9 @@
 import { PERMISSION_RANK, ROLE_RANK, type ChatCommand, type ChatMember } from '../../db/chat.js'
+import type { FilterHit } from './spam-rules.js'
 import { matchTerm } from './terms.js'
 
 export const MAX_MESSAGE = 500
+export const PERMIT_TRIGGER = '!permit'
 
 export interface SendInput {
   sender: ChatMember
@@ -11,19 +13,31 @@ export interface SendInput {
   take: () => number
   limit: { max: number, windowMs: number }
   terms: Array<{ term: string }>
-  /** the enabled command the first word names, with when it was last used (epoch ms) */
-  command?: ChatCommand & { lastUsedAt: number | null }
+  /** the filter the trimmed text trips (patterns, links, caps, repetition), if any */
+  filter?: (text: string) => FilterHit | undefined
+  /** the enabled command the first word names */
+  command?: ChatCommand
   now: number
 }
 
 export type SendDecision =
   | { ok: false, status: 400 | 403 | 422 | 429, message: string, retryAfterSeconds?: number }
-  | { ok: true, text: string, reply?: { commandId: number, text: string } }
+  | {
+    ok: true
+    text: string
+    /** a filter that refuses, times out or holds the message */
+    hit?: FilterHit
+    /** the command to answer, cooldowns permitting: its response and the words after the trigger */
+    reply?: { commandId: number, response: string, args: string[] }
+    /** `!permit LOGIN` by a moderator */
+    permit?: { login: string }
+  }
 
 /**
  * Whether a chat message may be sent, and what the bot answers: in this order, a ban or timeout
- * (403), an empty or too long text (400), the send limit (429), a blocked term (422); then a command
- * answers when the sender's role allows it and its cooldown has passed.
+ * (403), an empty or too long text (400), the send limit (429), a blocked term (422), the other
+ * filters; then a command answers when the sender's role allows it (its cooldowns are decided
+ * where the uses are stored), and a moderator's `!permit LOGIN` grants a link permit.
  */
 export function decideSend (input: SendInput): SendDecision {
   const { sender } = input
@@ -39,11 +53,14 @@ export function decideSend (input: SendInput): SendDecision {
   }
   const blocked = matchTerm(text, input.terms)
   if (blocked !== undefined) return { ok: false, status: 422, message: `message blocked by the filter term '${blocked}'` }
+  const hit = input.filter?.(text)
+  if (hit !== undefined) return { ok: true, text, hit }
+  const [first, ...args] = text.split(/\s+/)
   const command = input.command
-  const answers = command !== undefined &&
-    ROLE_RANK[sender.role] >= PERMISSION_RANK[command.permission] &&
-    (command.lastUsedAt === null || input.now - command.lastUsedAt >= command.cooldown_seconds * 1000)
-  if (!answers) return { ok: true, text }
-  const reply = command.response.replaceAll('{user}', sender.login).replaceAll('{count}', String(command.use_count + 1))
-  return { ok: true, text, reply: { commandId: command.id, text: reply } }
+  const isModerator = ROLE_RANK[sender.role] >= ROLE_RANK.moderator
+  if (command === undefined && isModerator && first.toLowerCase() === PERMIT_TRIGGER && args.length > 0) {
+    return { ok: true, text, permit: { login: args[0].replace(/^@/, '') } }
+  }
+  if (command === undefined || ROLE_RANK[sender.role] < PERMISSION_RANK[command.permission]) return { ok: true, text }
+  return { ok: true, text, reply: { commandId: command.id, response: command.response, args } }
 }

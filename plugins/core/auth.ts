@@ -1,20 +1,38 @@
 import { httpErrors } from '@fastify/sensible'
+import { parseCookie } from 'cookie'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { Forbidden, NotFound } from '../../db/errors.js'
 import type { Repository } from '../../db/repositories.js'
+import { sessionDigest, type SessionLifetimes } from '../../db/sessions.js'
+import { TOUCH_EVERY_MS, type Credential, type Principal } from '../../db/tokens.js'
 import { hashToken, LEVELS, type AccessLevel, type User } from '../../db/users.js'
 
 const resolved = Symbol('planningUserResolved')
 const readable = Symbol('planningReadable')
 const settled = Symbol('planningUserSettled')
+const expired = Symbol('planningCredentialExpired')
+
+/** The browser session's cookie (docs/sign-in.md, "Sessions"). */
+export const SESSION_COOKIE = 'planning_session'
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+export interface AuthPluginOptions {
+  /** idle and absolute lifetimes of browser sessions (default 1,440 minutes and 30 days) */
+  sessions?: SessionLifetimes
+  /** the origin people reach the server at (PUBLIC_URL's): writes with a session cookie must come from it */
+  publicOrigin?: string
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** the user behind the request's token, once `planningAuth.user()` or `requireUser` ran */
     planningUser: User | null
+    /** what the request signed in with (a token, the legacy token or a session), with the user */
+    planningCredential: Credential | null
     [resolved]: Promise<User | null> | null
     [settled]: boolean
+    [expired]: boolean
     [readable]: Promise<Set<number>> | null
   }
   interface FastifyInstance {
@@ -25,11 +43,19 @@ declare module 'fastify' {
 export interface PlanningAuth {
   /** The token the request carries: X-Authentication-Token, `access_token` query or Bearer. */
   tokenOf: (request: FastifyRequest) => string | undefined
+  /** The session cookie's value, when the request carries no token. */
+  sessionOf: (request: FastifyRequest) => string | undefined
+  /** Idle and absolute session lifetimes in force. */
+  sessionLifetimes: SessionLifetimes
   /** The request's user, or null; looked up once per request. */
   user: (request: FastifyRequest) => Promise<User | null>
   /** The same when it is known without waiting (the counter read from SQLite, the token cached); else undefined. */
   userNow: (request: FastifyRequest) => User | null | undefined
-  /** onRequest hook (callback style) for routes that need a user: 401 without a valid token. */
+  /**
+   * onRequest hook (callback style) for routes that need a user: 401 without a valid token or
+   * session (or with an expired one); on a write, 403 for a read-scoped token and for a session
+   * cookie without this server's Origin.
+   */
   requireUser: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
   /**
    * The repository if the request's user has `level` on it. No read access answers 404 exactly
@@ -61,7 +87,8 @@ interface Access { repo: Repository | undefined, level: number }
  */
 class AccessCache {
   version = -1
-  readonly users = new Map<string, User | null>()
+  /** by the digest of the token or session; expiry is checked on every use */
+  readonly users = new Map<string, Principal | null>()
   /** by user id, then repository id (numbers all the way: no key string per request) */
   private readonly access = new Map<number, Map<number, Access>>()
   private accessCount = 0
@@ -96,8 +123,9 @@ class AccessCache {
   }
 }
 
-export default fp(async (fastify) => {
-  const { users, repositories } = fastify.planningStore
+export default fp<AuthPluginOptions>(async (fastify, opts) => {
+  const { users, repositories, tokens, sessions } = fastify.planningStore
+  const lifetimes: SessionLifetimes = opts.sessions ?? { idleMs: 1440 * 60_000, maxMs: 30 * 86_400_000 }
   const cache = new AccessCache()
   const cached = async (request: FastifyRequest) => cache.at(await fastify.planningVersion(request))
   const remember = <K, V>(map: Map<K, V>, key: K, value: V): V => {
@@ -107,8 +135,10 @@ export default fp(async (fastify) => {
   }
 
   fastify.decorateRequest('planningUser', null)
+  fastify.decorateRequest('planningCredential', null)
   fastify.decorateRequest(resolved, null)
   fastify.decorateRequest(settled, false)
+  fastify.decorateRequest(expired, false)
   fastify.decorateRequest(readable, null)
 
   const tokenOf = (request: FastifyRequest): string | undefined => {
@@ -133,37 +163,104 @@ export default fp(async (fastify) => {
     return digest
   }
 
-  const resolve = async (request: FastifyRequest): Promise<User | null> => {
+  // Only a request without a token reads the cookie header, and only then is it parsed.
+  const sessionOf = (request: FastifyRequest): string | undefined => {
+    const header = request.headers.cookie
+    if (header === undefined || !header.includes(SESSION_COOKIE)) return undefined
+    const value = parseCookie(header)[SESSION_COOKIE]
+    return value === undefined || value === '' ? undefined : value
+  }
+  /** The cache key of what the request presents: the token's digest, or the session's. */
+  const keyOf = (request: FastifyRequest): { key: string, session: boolean } | undefined => {
     const token = tokenOf(request)
-    if (token === undefined) return null
-    // Kept by digest: the cache holds no token.
-    const known = await cached(request)
-    const digest = digestOf(request, token)
-    const hit = known.users.get(digest)
-    request.planningUser = hit !== undefined ? hit : remember(known.users, digest, await users.findByToken(token) ?? null)
+    if (token !== undefined) return { key: digestOf(request, token), session: false }
+    const session = sessionOf(request)
+    return session === undefined ? undefined : { key: sessionDigest(session), session: true }
+  }
+  const lookup = async (key: { key: string, session: boolean }): Promise<Principal | null> =>
+    (key.session ? await sessions.principalByDigest(key.key, lifetimes) : await tokens.principalByDigest(key.key)) ?? null
+
+  const touch = (request: FastifyRequest, principal: Principal, now: number) => {
+    const { credential } = principal
+    credential.usedMs = now
+    if (credential.kind === 'session') credential.expiresMs = Math.min(credential.expiresMs, now + lifetimes.idleMs)
+    const written = credential.kind === 'session' ? sessions.touch(credential.id, now) : tokens.touch(principal.user.id, credential, now)
+    written.catch((err: unknown) => { request.log.warn({ err }, 'could not write down when a token or session was last used') })
+  }
+  /**
+   * The request's user from what the cache or the database gave: null for nothing, an unknown
+   * credential or an expired one. A session that looks idle in this instance's cache may have been
+   * used on another instance since: `stale` says to look again before refusing.
+   */
+  const settle = (request: FastifyRequest, principal: Principal | null, fromCache: boolean): User | null | 'stale' => {
+    if (principal !== null) {
+      const now = Date.now()
+      const { credential } = principal
+      if (credential.expiresMs <= now) {
+        if (fromCache && credential.kind === 'session') return 'stale'
+        request[expired] = true
+        principal = null
+      } else if (now - credential.usedMs >= TOUCH_EVERY_MS) {
+        touch(request, principal, now)
+      }
+    }
+    request.planningUser = principal?.user ?? null
+    request.planningCredential = principal?.credential ?? null
     request[settled] = true
     return request.planningUser
+  }
+
+  const resolve = async (request: FastifyRequest): Promise<User | null> => {
+    const key = keyOf(request)
+    if (key === undefined) return settle(request, null, false) as null
+    // Kept by digest: the cache holds no token.
+    const known = await cached(request)
+    const hit = known.users.get(key.key)
+    if (hit !== undefined) {
+      const user = settle(request, hit, true)
+      if (user !== 'stale') return user
+    }
+    return settle(request, remember(known.users, key.key, await lookup(key)), false) as User | null
   }
   const userNow = (request: FastifyRequest): User | null | undefined => {
     if (request[settled]) return request.planningUser
     const token = tokenOf(request)
-    if (token !== undefined) {
-      const version = fastify.planningVersionNow(request)
-      if (version === undefined) return undefined
-      const hit = cache.at(version).users.get(digestOf(request, token))
-      if (hit === undefined) return undefined
-      request.planningUser = hit
+    if (token === undefined) {
+      if (request.headers.cookie !== undefined) return undefined
+      return settle(request, null, false) as null
     }
-    request[settled] = true
-    return request.planningUser
+    const version = fastify.planningVersionNow(request)
+    if (version === undefined) return undefined
+    const hit = cache.at(version).users.get(digestOf(request, token))
+    if (hit === undefined) return undefined
+    const user = settle(request, hit, true)
+    return user === 'stale' ? undefined : user
   }
   const user = async (request: FastifyRequest): Promise<User | null> => {
     const now = userNow(request)
     return now !== undefined ? now : await (request[resolved] ??= resolve(request))
   }
-  const unauthorized = (request: FastifyRequest) => httpErrors.unauthorized(tokenOf(request) === undefined
-    ? 'an API token is required (X-Authentication-Token header, access_token query parameter or Authorization: Bearer)'
-    : 'the API token is not valid')
+  const unauthorized = (request: FastifyRequest) => {
+    if (request[expired]) {
+      return httpErrors.unauthorized(request.planningCredential === null && tokenOf(request) === undefined
+        ? 'the session has ended (idle too long or too old); sign in again'
+        : 'the API token has expired')
+    }
+    if (tokenOf(request) !== undefined) return httpErrors.unauthorized('the API token is not valid')
+    if (sessionOf(request) !== undefined) return httpErrors.unauthorized('the session is not valid (signed out or ended); sign in again')
+    return httpErrors.unauthorized('an API token is required (X-Authentication-Token header, access_token query parameter or Authorization: Bearer), or a session')
+  }
+  const originOf = (request: FastifyRequest): string => opts.publicOrigin ?? `${request.protocol}://${request.host}`
+  /** Why a write is refused with this credential (403), or undefined. */
+  const writeRefusal = (request: FastifyRequest): Error | undefined => {
+    const credential = request.planningCredential
+    if (credential === null || SAFE_METHODS.has(request.method)) return undefined
+    if (credential.scope === 'read') return new Forbidden('this token has scope read: it cannot make changes (make a token with scope write)')
+    if (credential.kind === 'session' && request.headers.origin !== originOf(request)) {
+      return new Forbidden(`a change made with a session cookie must come from this server's pages (Origin ${originOf(request)})`)
+    }
+    return undefined
+  }
   const decide = (access: Access, repoId: number, level: AccessLevel): Repository => {
     const { repo, level: has } = access
     if (repo === undefined || has < LEVELS.read) throw repositoryNotFound(repoId)
@@ -173,19 +270,21 @@ export default fp(async (fastify) => {
 
   const auth: PlanningAuth = {
     tokenOf,
+    sessionOf,
+    sessionLifetimes: lifetimes,
     user,
     userNow,
     requireUser (request, _reply, done) {
       const now = userNow(request)
       if (now === undefined) {
-        user(request).then((found) => { done(found === null ? unauthorized(request) : undefined) }, done)
+        user(request).then((found) => { done(found === null ? unauthorized(request) : writeRefusal(request)) }, done)
         return
       }
-      done(now === null ? unauthorized(request) : undefined)
+      done(now === null ? unauthorized(request) : writeRefusal(request))
     },
     async requireAccess (request, repoId, level) {
       const current = await user(request)
-      if (current === null) throw httpErrors.unauthorized('the API token is not valid')
+      if (current === null) throw unauthorized(request)
       const known = await cached(request)
       let access = known.accessOf(current.id, repoId)
       if (access === undefined) {
@@ -197,7 +296,7 @@ export default fp(async (fastify) => {
     accessNow (request, repoId, level) {
       const current = userNow(request)
       if (current === undefined) return undefined
-      if (current === null) throw httpErrors.unauthorized('the API token is not valid')
+      if (current === null) throw unauthorized(request)
       const version = fastify.planningVersionNow(request)
       const access = version === undefined ? undefined : cache.at(version).accessOf(current.id, repoId)
       return access === undefined ? undefined : decide(access, repoId, level)

@@ -47,7 +47,7 @@ declare module 'fastify' {
 }
 
 /**
- * Conditional requests (README, "Conditional requests"): every 200 answer to a GET or HEAD
+ * Conditional requests (docs/api.md, "Conditional requests"): every 200 answer to a GET or HEAD
  * carries an ETag (routes that cache their bytes set it themselves; others get a hash of what is
  * sent), and a matching If-None-Match turns the answer into a 304 with no body. Errors never get
  * a tag, so a 404 can never be answered with a 304. Written here rather than taken from

@@ -1,11 +1,14 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import { migrate, type Engine } from '../../db/migrations/index.js'
 import { postgresKysely } from '../../db/postgres.js'
 import type { Database } from '../../db/schema.js'
+import { requireKeyForSealed, sealStoredSecrets } from '../../db/sealed-secrets.js'
+import { SecretBox } from '../../db/secret-box.js'
 import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
 import { sqliteVersionReader } from '../../db/sqlite-version.js'
+import { coalescedVersion, type VersionStats } from '../../db/postgres-version.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 import { changeVersion } from '../../db/transaction.js'
 
@@ -20,6 +23,10 @@ export interface DatabasePluginOptions {
   databasePoolMax?: number
   /** PostgreSQL schema holding the tables (default: the connection's search path) */
   databaseSchema?: string
+  /** seals secrets at rest (SECRET_KEY, SECRET_KEY_PREVIOUS); none: connections cannot be stored */
+  secrets?: SecretBox
+  /** PostgreSQL connect, query and statement timeout in milliseconds (default 5000) */
+  databaseTimeoutMs?: number
 }
 
 declare module 'fastify' {
@@ -33,8 +40,10 @@ declare module 'fastify' {
      * of what the database holds compare it to know whether anything was written since.
      */
     planningVersion: (request: FastifyRequest) => Promise<number>
-    /** The same counter when it can be had without waiting (on SQLite); undefined on PostgreSQL. */
+    /** The same counter when it can be had without waiting (on SQLite, or once read for this request); else undefined. */
     planningVersionNow: (request: FastifyRequest) => number | undefined
+    /** On PostgreSQL: how many requests asked for the counter and how many queries answered them. */
+    planningVersionStats: VersionStats | undefined
   }
   interface FastifyRequest {
     [version]: number | Promise<number> | null
@@ -49,14 +58,24 @@ declare module 'fastify' {
 export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const engine: Engine = opts.databaseUrl === undefined ? 'sqlite' : 'postgres'
   const sqlite = opts.databaseUrl === undefined ? sqliteKysely(opts.database ?? ':memory:') : undefined
-  const db: Kysely<Database> = sqlite?.db ?? postgresKysely({ url: opts.databaseUrl!, poolMax: opts.databasePoolMax, schema: opts.databaseSchema })
+  const db: Kysely<Database> = sqlite?.db ?? postgresKysely({
+    url: opts.databaseUrl!,
+    poolMax: opts.databasePoolMax,
+    schema: opts.databaseSchema,
+    timeoutMs: opts.databaseTimeoutMs ?? 5000,
+    onConnectionError: droppedConnectionLog(fastify.log)
+  })
+  const secrets = opts.secrets ?? new SecretBox()
   try {
-    await migrate(db, engine, opts.databaseSchema)
+    await migrateOutsideTimeouts(db, engine, opts)
+    await requireKeyForSealed(db, secrets)
+    const sealed = await sealStoredSecrets(db, secrets)
+    if (sealed > 0) fastify.log.info({ sealed }, 'stored secrets encrypted with SECRET_KEY')
   } catch (err) {
     await db.destroy()
     throw err
   }
-  fastify.decorate('planningStore', createStore(db, fastify.planningEvents))
+  fastify.decorate('planningStore', createStore(db, fastify.planningEvents, secrets))
   fastify.decorate('planningEngine', engine)
   fastify.decorateRequest(version, null)
   // On SQLite the counter is read straight from the handle: every cached read does this.
@@ -67,11 +86,14 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     if (known !== null || readSqlite === undefined) return undefined
     return (request[version] = readSqlite.read())
   }
+  // On PostgreSQL one query at a time answers every request that asked before it was sent.
+  const readPostgres = sqlite === undefined ? coalescedVersion(async () => await changeVersion(db)) : undefined
+  fastify.decorate('planningVersionStats', readPostgres?.stats)
   fastify.decorate('planningVersionNow', now)
   fastify.decorate('planningVersion', async (request: FastifyRequest) => {
     const known = now(request)
     if (known !== undefined) return known
-    request[version] ??= changeVersion(db)
+    request[version] ??= (readPostgres?.read() ?? changeVersion(db)).then((value) => (request[version] = value))
     return await request[version]
   })
   fastify.addHook('onClose', async () => {
@@ -79,3 +101,40 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     await db.destroy()
   })
 }, { name: 'planning-database', fastify: '5.x', dependencies: ['planning-events'] })
+
+/**
+ * Migrations may wait for another instance's (under its lock) and may rewrite big tables: on
+ * PostgreSQL they run on a connection of their own without the query and statement timeouts.
+ */
+async function migrateOutsideTimeouts (db: Kysely<Database>, engine: Engine, opts: DatabasePluginOptions): Promise<void> {
+  if (engine === 'sqlite') {
+    await migrate(db, engine)
+    return
+  }
+  const unbounded = postgresKysely({ url: opts.databaseUrl!, poolMax: 1, schema: opts.databaseSchema, connectTimeoutMs: opts.databaseTimeoutMs ?? 5000 })
+  try {
+    await migrate(unbounded, engine, opts.databaseSchema)
+  } finally {
+    await unbounded.destroy()
+  }
+}
+
+/**
+ * PostgreSQL dropping the pool's connections (a restart drops them all at once): one warning, then
+ * at most one a minute saying how many more; each is replaced on next use.
+ */
+function droppedConnectionLog (log: FastifyBaseLogger): (err: Error) => void {
+  let quietUntil = 0
+  let unreported = 0
+  return (err) => {
+    const now = Date.now()
+    if (now < quietUntil) {
+      unreported++
+      return
+    }
+    log.warn({ err: { message: err.message, code: (err as { code?: string }).code }, alsoDropped: unreported },
+      'PostgreSQL closed a pooled connection; it is left out and replaced on next use')
+    unreported = 0
+    quietUntil = now + 60_000
+  }
+}

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import { isDatabaseUnavailable } from '../../db/engine.js'
 import { DomainError } from '../../db/errors.js'
 import { validatorCompiler } from './validation.js'
 
@@ -27,13 +29,27 @@ export default fp(async (fastify) => {
   fastify.setErrorHandler(errorReply)
   fastify.setNotFoundHandler(notFound)
   fastify.addHook('onSend', closeAfterUnreadBody)
+  fastify.addHook('onResponse', endRefusedUpgrade)
 }, { name: 'planning-errors', fastify: '5.x' })
+
+/** Seconds a client is asked to wait when the database is out of reach (docs/scale-out.md, "When a store goes away"). */
+export const RETRY_AFTER_SECONDS = 5
 
 /** The one error shape; a 5xx never carries internals. */
 export async function errorReply (err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // The database restarting, stopped or hung: worth a retry, not an internal error.
+  if (isDatabaseUnavailable(err)) {
+    request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable')
+    return await reply.status(503).header('retry-after', RETRY_AFTER_SECONDS).send({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: `the database is unavailable; retry after ${RETRY_AFTER_SECONDS} s`
+    })
+  }
   // Domain errors (the data layer's refusals) carry their status; validation is always a 400.
   const status = err instanceof DomainError ? err.statusCode : err.validation !== undefined ? 400 : err.statusCode ?? 500
-  if (status >= 500) {
+  // A domain error's 5xx (an issue host that refused or hung) says what happened, never more.
+  if (status >= 500 && !(err instanceof DomainError)) {
     request.log.error({ err }, 'request failed')
     return await reply.status(500).send({
       statusCode: 500,
@@ -59,5 +75,15 @@ export async function notFound (request: FastifyRequest, reply: FastifyReply) {
  */
 export function closeAfterUnreadBody (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction): void {
   if (reply.statusCode >= 400 && !request.raw.complete) reply.header('connection', 'close')
+  done()
+}
+
+/**
+ * An upgrade request (the chat live feed) answered in plain HTTP (a 401, 403 or 503 before the feed
+ * took it): the socket was handed over for the upgrade and is no longer the HTTP server's to close,
+ * so it is ended here; otherwise it stays open, half-closed, and holds up the server's close.
+ */
+export function endRefusedUpgrade (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (request.raw.headers.upgrade !== undefined) (request.raw.socket as Socket | null)?.destroySoon()
   done()
 }

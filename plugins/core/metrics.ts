@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { sql } from 'kysely'
+import type { ReadCacheStats } from './read-cache.js'
 
 /** What other plugins report: webhook attempts, rate-limit refusals, live sockets. */
 export interface PlanningMetrics {
@@ -11,6 +12,23 @@ export interface PlanningMetrics {
   rateLimited: () => void
   /** the chat plugin tells how to count its open sockets */
   liveSockets: { count: () => number }
+  /** the read cache tells where its counts are */
+  readCache: { stats: () => ReadCacheStats | undefined }
+}
+
+/** A counter that reports a count kept elsewhere (a plain number on the hot path), read when scraped. */
+function countedElsewhere (registry: Registry, name: string, help: string, read: () => number | undefined): void {
+  let reported = 0
+  new Counter({ // eslint-disable-line no-new
+    name,
+    help,
+    registers: [registry],
+    collect () {
+      const now = read() ?? 0
+      if (now > reported) this.inc(now - reported)
+      reported = now
+    }
+  })
 }
 
 declare module 'fastify' {
@@ -27,9 +45,10 @@ export interface MetricsOptions {
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest()
 
 /**
- * Prometheus metrics (README, "Health, metrics and CORS"): requests per route and status with their
+ * Prometheus metrics (docs/operations.md, "Health, metrics and CORS"): requests per route and status with their
  * duration, the webhook outbox's depth, attempts and failures with their latency, live chat
- * sockets, rate-limit refusals. Served at /metrics only when a token is configured.
+ * sockets, rate-limit refusals, the read cache's hits, misses, evictions and size, and on
+ * PostgreSQL how many change-counter queries answered how many reads. Served at /metrics only when a token is configured.
  */
 const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts) => {
   const registry = new Registry()
@@ -51,6 +70,17 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   const refusals = new Counter({ name: 'planning_rate_limit_refusals_total', help: 'Requests refused by the rate limit', registers: [registry] })
   const liveSockets = { count: () => 0 }
   new Gauge({ name: 'planning_chat_live_sockets', help: 'Open chat live-feed sockets on this instance', registers: [registry], collect () { this.set(liveSockets.count()) } }) // eslint-disable-line no-new
+  const readCache = { stats: (): ReadCacheStats | undefined => undefined }
+  countedElsewhere(registry, 'planning_read_cache_hits_total', 'Board and issue-data reads answered from kept bytes', () => readCache.stats()?.hits)
+  countedElsewhere(registry, 'planning_read_cache_misses_total', 'Board and issue-data reads that built their answer', () => readCache.stats()?.misses)
+  countedElsewhere(registry, 'planning_read_cache_evictions_total', 'Kept answers dropped to stay within READ_CACHE_MB', () => readCache.stats()?.evictions)
+  new Gauge({ name: 'planning_read_cache_bytes', help: 'What the kept answers cost now (bytes, keys and overhead)', registers: [registry], collect () { this.set(readCache.stats()?.bytes ?? 0) } }) // eslint-disable-line no-new
+  new Gauge({ name: 'planning_read_cache_entries', help: 'Answers kept now', registers: [registry], collect () { this.set(readCache.stats()?.entries ?? 0) } }) // eslint-disable-line no-new
+  const version = fastify.planningVersionStats
+  if (version !== undefined) {
+    countedElsewhere(registry, 'planning_change_counter_reads_total', 'Requests that needed the change counter (PostgreSQL)', () => version.asked)
+    countedElsewhere(registry, 'planning_change_counter_queries_total', 'Queries that read it for them, one at a time (PostgreSQL)', () => version.queries)
+  }
   const db = fastify.planningStore.db
   new Gauge({ // eslint-disable-line no-new
     name: 'planning_webhook_queue_depth',
@@ -68,7 +98,8 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
       if (outcome === 'failed') failures.inc()
     },
     rateLimited: () => refusals.inc(),
-    liveSockets
+    liveSockets,
+    readCache
   } satisfies PlanningMetrics)
 
   // Requests are timed only where someone can read the figures.

@@ -1,8 +1,8 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Redis } from 'ioredis'
 import type { User } from '../../db/users.js'
+import type { PlanningRedis } from './redis.js'
 
 export interface RateLimitOptions {
   /** requests per window per token (per client address without one) */
@@ -10,7 +10,12 @@ export interface RateLimitOptions {
   timeWindow: number
 }
 
-interface Window { count: number, resetAt: number }
+interface Window {
+  count: number
+  resetAt: number
+  /** counted in Redis (not in this instance's windows) */
+  shared?: boolean
+}
 
 interface WindowStore {
   /** counts one request in the key's window (starting one if none is open) and returns it */
@@ -61,18 +66,36 @@ const REFUND = `
 if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then return redis.call('DECR', KEYS[1]) end
 return 0`
 
-/** The same fixed windows kept in Redis, so every instance spends one budget per token. */
+/**
+ * The same fixed windows kept in Redis, so every instance spends one budget per token. While Redis
+ * is away (or a call to it fails), this instance's own windows count instead, so limits still
+ * hold per instance; the shared ones are used again as soon as Redis is back.
+ */
 class RedisWindows implements WindowStore {
-  constructor (private readonly redis: Redis, private readonly timeWindow: number) {}
+  private readonly local: MemoryWindows
 
-  async incr (key: string): Promise<Window> {
-    const [count, ttl] = await this.redis.eval(INCREMENT, 1, `ratelimit:${key}`, this.timeWindow) as [number, number]
-    return { count, resetAt: Date.now() + ttl }
+  constructor (private readonly redis: PlanningRedis, private readonly timeWindow: number) {
+    this.local = new MemoryWindows(timeWindow)
+  }
+
+  incr (key: string): Window | Promise<Window> {
+    if (!this.redis.available()) return this.local.incr(key)
+    return this.redis.client.eval(INCREMENT, 1, `ratelimit:${key}`, this.timeWindow).then(
+      (reply) => {
+        const [count, ttl] = reply as [number, number]
+        return { count, resetAt: Date.now() + ttl, shared: true }
+      },
+      () => this.local.incr(key)
+    )
   }
 
   refund (key: string, window: Window): void {
+    if (window.shared !== true) {
+      this.local.refund(key, window)
+      return
+    }
     if (window.count > 0) window.count--
-    this.redis.eval(REFUND, 1, `ratelimit:${key}`).catch(() => {})
+    this.redis.client.eval(REFUND, 1, `ratelimit:${key}`).catch(() => {})
   }
 }
 
@@ -84,6 +107,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** a health or readiness probe: not rate limited, no token */
     probe?: boolean
+    /**
+     * `false`: outside the per-token and per-address budgets, for routes that authenticate by their
+     * own means (the issue host's signed deliveries, the admin token)
+     */
+    rateLimit?: false
   }
 }
 
@@ -92,15 +120,17 @@ declare module 'fastify' {
  * (errors and 404s included) carries X-RateLimit-Limit, X-RateLimit-Used and X-RateLimit-Reset (UTC
  * epoch seconds), beside the Date that Node adds; past the limit the answer is 403, as the hosted API's was. A 304 (an
  * unchanged answer to a conditional request) is not counted, as GitHub does not count them: its
- * request is given back. Redis unreachable: requests are served rather than refused (and logged).
+ * request is given back. With Redis the windows are shared by every instance; while it is away each
+instance counts in its own windows (docs/scale-out.md, "When a store goes away"). Behind a proxy, the client
+address is the one TRUST_PROXY lets Fastify read from X-Forwarded-For.
  *
  * One hook of our own rather than @fastify/rate-limit: the hosted API's headers, the 403 and the
  * 304 refund all needed hooks of our own around it, and together they cost a fifth of an unchanged
- * read (README, "Benchmarks").
+ * read (docs/development.md, "Benchmarks").
  */
 export default fp<RateLimitOptions>(async (fastify, opts) => {
   const redis = fastify.planningRedis
-  const store: WindowStore = redis === null ? new MemoryWindows(opts.timeWindow) : new RedisWindows(redis.client, opts.timeWindow)
+  const store: WindowStore = redis === null ? new MemoryWindows(opts.timeWindow) : new RedisWindows(redis, opts.timeWindow)
   const seconds = Math.round(opts.timeWindow / 1000)
   fastify.decorateRequest(counted, null)
 
@@ -119,21 +149,11 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     const after = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000))
     return httpErrors.forbidden(`API rate limit exceeded: ${opts.max} requests per ${seconds} s; retry after ${after} s`)
   }
-  const unreachable = (request: FastifyRequest, err: unknown) => {
-    request.log.error({ err }, 'rate limit store unreachable; request served uncounted')
-  }
   const limit = (request: FastifyRequest, reply: FastifyReply, user: User | null, done: HookHandlerDoneFunction) => {
-    const key = user === null ? `ip:${request.ip}` : `user:${user.id}`
-    let window: Window | Promise<Window>
-    try {
-      window = store.incr(key)
-    } catch (err) {
-      unreachable(request, err)
-      done()
-      return
-    }
+    const key = user === null ? `ip:${request.ip}` : request.planningCredential?.rateKey ?? `user:${user.id}`
+    const window = store.incr(key)
     if (window instanceof Promise) {
-      window.then((counted) => { done(count(request, reply, key, counted)) }, (err: unknown) => { unreachable(request, err); done() })
+      window.then((counted) => { done(count(request, reply, key, counted)) }, done)
     } else {
       done(count(request, reply, key, window))
     }
@@ -142,7 +162,8 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
   // Callback style, so that an unchanged read on SQLite is counted without waiting on a promise.
   fastify.addHook('onRequest', (request, reply, done) => {
     // Probes (health, readiness) are not counted: a load balancer must never be refused.
-    if (request.routeOptions.config.probe === true) {
+    const { config } = request.routeOptions
+    if (config.probe === true || config.rateLimit === false) {
       done()
       return
     }

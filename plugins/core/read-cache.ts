@@ -3,7 +3,7 @@ import fp from 'fastify-plugin'
 import type { OutgoingHttpHeaders } from 'node:http'
 import { etagOf } from './conditional.js'
 
-interface Entry { version: number, body: Buffer, etag: string }
+interface Entry { version: number, body: Buffer, etag: string, bytes: number }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,10 +19,79 @@ declare module 'fastify' {
   }
 }
 
-const MAX_ENTRIES = 5000
 const JSON_TYPE = 'application/json; charset=utf-8'
+/** What an entry costs beyond its bytes and key: the entry object, its tag, the map's slot. */
+const ENTRY_OVERHEAD = 256
+
+/** Counted since start-up, shown at /metrics (README, "Health, metrics and CORS"). */
+export interface ReadCacheStats {
+  hits: number
+  misses: number
+  evictions: number
+  /** what the entries held now cost, by the estimate the bound uses */
+  bytes: number
+  entries: number
+  /** the bound, READ_CACHE_MB in bytes */
+  limit: number
+}
+
+/**
+ * Answer bytes by key, least recently used out first once their cost would pass `limit` bytes
+ * (each entry's bytes, key and a fixed overhead). An answer bigger than the whole bound is not kept.
+ */
+export class ReadCache {
+  private readonly entries = new Map<string, Entry>()
+  private newest: string | undefined
+  readonly stats: ReadCacheStats
+
+  constructor (limit: number) {
+    this.stats = { hits: 0, misses: 0, evictions: 0, bytes: 0, entries: 0, limit }
+  }
+
+  /** The entry under `key` if it was made at `version`; a hit makes it the most recently used. */
+  get (key: string, version: number | undefined): Entry | undefined {
+    const entry = this.entries.get(key)
+    if (entry === undefined || entry.version !== version) return undefined
+    if (this.newest !== key) {
+      this.entries.delete(key)
+      this.entries.set(key, entry)
+      this.newest = key
+    }
+    return entry
+  }
+
+  /** Whatever is under `key`, at any version, without touching the order. */
+  peek (key: string): Entry | undefined {
+    return this.entries.get(key)
+  }
+
+  set (key: string, entry: Entry): void {
+    this.delete(key)
+    if (entry.bytes > this.stats.limit) return
+    while (this.stats.bytes + entry.bytes > this.stats.limit) {
+      const oldest = this.entries.keys().next().value!
+      this.delete(oldest)
+      this.stats.evictions++
+    }
+    this.entries.set(key, entry)
+    this.newest = key
+    this.stats.bytes += entry.bytes
+    this.stats.entries++
+  }
+
+  private delete (key: string): void {
+    const entry = this.entries.get(key)
+    if (entry === undefined) return
+    this.entries.delete(key)
+    if (this.newest === key) this.newest = undefined
+    this.stats.bytes -= entry.bytes
+    this.stats.entries--
+  }
+}
 
 export interface ReadCacheOptions {
+  /** the bound on the kept answers, in MiB (READ_CACHE_MB; default 64) */
+  megabytes?: number
   /**
    * Write an unchanged GET (no If-None-Match) straight to the socket: the headers set so far
    * (rate limit, CORS), the tag, the type, the length and the bytes. Fastify's onResponse hooks
@@ -39,7 +108,9 @@ export interface ReadCacheOptions {
  * next read rebuilds. Each entry keeps its ETag, made once with the bytes.
  */
 export default fp<ReadCacheOptions>(async (fastify, opts) => {
-  const entries = new Map<string, Entry>()
+  const entries = new ReadCache(Math.round((opts.megabytes ?? 64) * 1024 * 1024))
+  const { stats } = entries
+  if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.readCache.stats = () => stats
 
   const send = (reply: FastifyReply, entry: Entry) => reply.header('etag', entry.etag).type(JSON_TYPE).send(entry.body)
   const write = (reply: FastifyReply, entry: Entry) => {
@@ -55,30 +126,39 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
 
   const cachedReply = async (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => {
     const version = await fastify.planningVersion(request)
-    let entry = entries.get(key)
-    if (entry === undefined || entry.version !== version) {
+    let entry = entries.get(key, version)
+    if (entry === undefined) {
+      stats.misses++
       const body = Buffer.from(reply.serialize(await build()) as string)
-      const previous = entries.get(key)
-      entry = { version, body, etag: previous?.body.equals(body) === true ? previous.etag : etagOf(body) }
+      const previous = entries.peek(key)
+      entry = { version, body, etag: previous?.body.equals(body) === true ? previous.etag : etagOf(body), bytes: body.length + 2 * key.length + ENTRY_OVERHEAD }
       // A build that started before a newer one finished never replaces it.
-      if (previous === undefined || previous.version <= version) {
-        if (previous === undefined && entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!)
-        entries.set(key, entry)
-      }
+      if (previous === undefined || previous.version <= version) entries.set(key, entry)
+    } else {
+      stats.hits++
     }
     send(reply, entry)
   }
 
+  /** The answer when the counter, the access and the bytes are all at hand: sent, and true. */
+  const answerNow = (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string): boolean => {
+    if (fastify.planningAuth.accessNow(request, repoId, 'read') === undefined) return false
+    const entry = entries.get(key, fastify.planningVersionNow(request))
+    if (entry === undefined) return false
+    stats.hits++
+    if (direct && request.method === 'GET' && request.headers['if-none-match'] === undefined) write(reply, entry)
+    else send(reply, entry)
+    return true
+  }
+
   fastify.decorate('planningCachedRead', (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => {
-    if (fastify.planningAuth.accessNow(request, repoId, 'read') !== undefined) {
-      const entry = entries.get(key)
-      if (entry !== undefined && entry.version === fastify.planningVersionNow(request)) {
-        if (direct && request.method === 'GET' && request.headers['if-none-match'] === undefined) write(reply, entry)
-        else send(reply, entry)
-        return undefined
-      }
-    }
+    if (answerNow(request, reply, repoId, key)) return undefined
     return (async () => {
+      // PostgreSQL: one wait for the counter, then the same synchronous path.
+      if (fastify.planningVersionNow(request) === undefined) {
+        await fastify.planningVersion(request)
+        if (answerNow(request, reply, repoId, key)) return
+      }
       await fastify.planningAuth.requireAccess(request, repoId, 'read')
       await cachedReply(request, reply, key, build)
     })()

@@ -1,0 +1,182 @@
+/// <reference lib="dom" />
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { html } from '../html.js'
+import { isFiltering, matches, type Card as CardData } from '../model.js'
+import { CLOSED, type Store } from '../store.js'
+import { Card } from './card.js'
+import { Column, ROW } from './column.js'
+
+const MOVE_AFTER = 5 // pixels a pointer travels before a press becomes a drag
+
+/** The columns shown: each pipeline's cards that the filter keeps, then the Closed column. */
+export function shownColumns (store: Store): Array<{ id: string, name: string, cards: CardData[] }> {
+  const { state } = store
+  const keep = (keys: string[]) => keys.map((k) => state.cards.get(k))
+    .filter((c): c is CardData => c !== undefined && matches(c, state.filter, state.relations, state.sprintIssues))
+  return [
+    ...state.pipelines.map((p) => ({ id: p.id, name: p.name, cards: keep(state.columns[p.id] ?? []) })),
+    { id: CLOSED, name: 'Closed', cards: keep(state.closed.keys) }
+  ]
+}
+
+/** The board: a region named "Board" of columns; cards move by pointer (mouse, touch, pen) and by keys. */
+export function Board ({ store }: { store: Store }) {
+  const { state } = store
+  const columns = shownColumns(store)
+  const region = useRef<HTMLElement>(null)
+  const press = useRef<{ key: string, x: number, y: number, id: number, el: HTMLElement, moved: boolean } | null>(null)
+  const dragged = useRef(false)
+  const [more, setMore] = useState(false)
+  const epicName = (key: string) => {
+    const epic = state.cards.get(key)
+    return epic === undefined ? `#${key.split('#')[1]}` : `#${epic.number} ${epic.title}`
+  }
+  const showRepo = state.choice?.repo === null
+
+  // Whether columns are cut off on the right: a hint says the board scrolls.
+  useEffect(() => {
+    const el = region.current
+    if (el === null) return
+    const check = () => setMore(el.scrollLeft + el.clientWidth < el.scrollWidth - 2)
+    check()
+    el.addEventListener('scroll', check, { passive: true })
+    window.addEventListener('resize', check)
+    return () => { el.removeEventListener('scroll', check); window.removeEventListener('resize', check) }
+  })
+
+  const where = (x: number, y: number, dragged: string): { pipeline: string, slot: number } | null => {
+    for (const el of document.elementsFromPoint(x, y)) {
+      const list = (el as HTMLElement).closest?.('.column')?.querySelector('ul.cards')
+      if (list === null || list === undefined) continue
+      const pipeline = (list as HTMLElement).dataset.pipeline!
+      if (pipeline === CLOSED) return null
+      const column = columns.find((c) => c.id === pipeline)!
+      // The slot among all the cards drawn, then among the others: the dragged card leaves its own place.
+      let slot = Math.max(0, Math.min(column.cards.length, Math.floor((y - list.getBoundingClientRect().top) / ROW + 0.5)))
+      const own = column.cards.findIndex((c) => c.key === dragged)
+      if (own >= 0 && own < slot) slot--
+      return { pipeline, slot }
+    }
+    return null
+  }
+
+  const onPointerDown = (e: PointerEvent) => {
+    const el = (e.target as HTMLElement).closest<HTMLElement>('li.card')
+    if (el === null || e.button !== 0 || (e.target as HTMLElement).closest('button, input, a') !== null) return
+    if (el.closest('ul.cards')?.getAttribute('data-pipeline') === CLOSED) return
+    press.current = { key: el.dataset.key!, x: e.clientX, y: e.clientY, id: e.pointerId, el, moved: false }
+    el.setPointerCapture?.(e.pointerId)
+  }
+  const onPointerMove = (e: PointerEvent) => {
+    const p = press.current
+    if (p === null || e.pointerId !== p.id) return
+    const dx = e.clientX - p.x
+    const dy = e.clientY - p.y
+    if (!p.moved && Math.hypot(dx, dy) < MOVE_AFTER) return
+    e.preventDefault()
+    p.moved = true
+    p.el.style.transform = `translate(${dx}px, ${dy}px)`
+    const target = where(e.clientX, e.clientY, p.key)
+    store.set({ drag: { key: p.key, pipeline: target?.pipeline ?? null, slot: target?.slot ?? 0 } })
+  }
+  const onPointerUp = (e: PointerEvent) => {
+    const p = press.current
+    if (p === null || e.pointerId !== p.id) return
+    press.current = null
+    p.el.style.transform = ''
+    if (!p.moved) {
+      store.set({ drag: null })
+      return
+    }
+    const target = e.type === 'pointercancel' ? null : where(e.clientX, e.clientY, p.key)
+    store.set({ drag: null })
+    dragged.current = true
+    if (target === null) {
+      store.set({ focus: p.key })
+      return
+    }
+    const column = columns.find((c) => c.id === target.pipeline)!
+    store.move(p.key, target.pipeline, target.slot, column.cards.map((c) => c.key))
+  }
+  // A press that was a drag is not also a click that opens the panel.
+  const onClick = (e: MouseEvent) => {
+    const el = (e.target as HTMLElement).closest<HTMLElement>('li.card')
+    if (el === null || (e.target as HTMLElement).closest('button, input, a') !== null) return
+    if (dragged.current) {
+      dragged.current = false
+      return
+    }
+    store.set({ panel: el.dataset.key!, focus: el.dataset.key! })
+  }
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    const el = e.target as HTMLElement
+    if (!el.matches?.('li.card')) return
+    const key = el.dataset.key!
+    const at = columns.findIndex((c) => c.cards.some((card) => card.key === key))
+    if (at < 0) return
+    const cards = columns[at].cards
+    const index = cards.findIndex((c) => c.key === key)
+    if (e.key === 'e' || e.key === 'E') {
+      if (columns[at].id === CLOSED) return
+      e.preventDefault()
+      store.set({ editing: key })
+      return
+    }
+    if (e.key === 'Enter') {
+      e.preventDefault()
+      store.set({ panel: key, focus: key })
+      return
+    }
+    const step = ({ ArrowUp: [0, -1], ArrowDown: [0, 1], ArrowLeft: [-1, 0], ArrowRight: [1, 0] } as Record<string, [number, number]>)[e.key]
+    if (step === undefined) return
+    e.preventDefault()
+    const [dx, dy] = step
+    // Collapsed columns are passed over.
+    let to = at + dx
+    if (dx !== 0) while (columns[to] !== undefined && state.collapsed.has(columns[to].id)) to += dx
+    const target = columns[to]
+    if (target === undefined) return
+    const others = target.cards.filter((c) => c.key !== key)
+    if (!e.shiftKey) {
+      const next = dx === 0 ? cards[index + dy] : others[Math.min(index, others.length - 1)]
+      if (next !== undefined) store.set({ focus: next.key })
+      return
+    }
+    if (target.id === CLOSED || columns[at].id === CLOSED) return
+    const slot = dx === 0 ? index + dy : Math.min(index, others.length)
+    if (slot < 0 || (dx === 0 && slot >= cards.length)) return
+    store.move(key, target.id, slot, target.cards.map((c) => c.key))
+  }
+
+  const filtering = isFiltering(state.filter)
+  return html`<div class="board-wrap">
+    <section id="board" class="board" aria-label="Board" ref=${region}
+      onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerCancel=${onPointerUp}
+      onClick=${onClick} onKeyDown=${onKeyDown}>
+      ${columns.map((column) => {
+        const isClosed = column.id === CLOSED
+        const dropSlot = state.drag !== null && state.drag.pipeline === column.id ? state.drag.slot : null
+        const focusIndex = state.focus === null ? -1 : column.cards.findIndex((c) => c.key === state.focus)
+        return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${state.collapsed.has(column.id)}
+          filtering=${filtering} dropSlot=${dropSlot} focusIndex=${focusIndex} onToggle=${() => store.toggleCollapsed(column.id)}
+          footer=${isClosed && closedFooter(store)} onNew=${isClosed ? undefined : () => store.set({ creating: column.id })}
+          renderCard=${(card: CardData, index: number, top: number) => html`<${Card} key=${card.key} card=${card} repo=${state.repos.get(card.repo)}
+            showRepo=${showRepo} relations=${state.relations} epicName=${epicName} top=${top} index=${index} count=${column.cards.length}
+            focused=${state.focus === card.key} editing=${state.editing === card.key} dragging=${state.drag?.key === card.key}
+            onEdit=${(on: boolean) => store.set(on ? { editing: card.key } : { editing: null, focus: card.key })}
+            onEstimate=${async (value: number | null) => await store.setEstimate(card.key, value)}
+            onSay=${store.say} onFocus=${() => { if (state.focus !== card.key) state.focus = card.key }} />`} />`
+      })}
+    </section>
+    ${more && html`<button type="button" class="scroll-hint" onClick=${() => region.current?.scrollBy({ left: region.current.clientWidth * 0.8, behavior: 'smooth' })}>More columns →</button>`}
+  </div>`
+}
+
+function closedFooter (store: Store) {
+  const { closed } = store.state
+  if (closed.loading) return html`<p class="empty">Loading closed issues…</p>`
+  if (!closed.loaded) return null
+  const more = [...closed.next.values()].some((n) => n != null)
+  return more ? html`<button type="button" class="more" onClick=${() => { store.loadClosed() }}>Show more closed issues</button>` : null
+}

@@ -1,0 +1,102 @@
+/// <reference lib="dom" />
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { html } from '../html.js'
+import { cardName, initials, labelColors, parseEstimate, points, repoHue, type Card as CardData, type Relations, type Repo } from '../model.js'
+
+export interface CardProps {
+  card: CardData
+  repo?: Repo
+  /** the repository's short name, shown on workspace boards */
+  showRepo: boolean
+  relations: Relations
+  epicName: (key: string) => string
+  top: number
+  index: number
+  count: number
+  focused: boolean
+  editing: boolean
+  dragging: boolean
+  onEdit: (editing: boolean) => void
+  onEstimate: (value: number | null) => Promise<boolean>
+  onSay: (text: string, error: boolean) => void
+  onFocus: () => void
+}
+
+/** One issue on the board: a list item whose accessible name starts with `#<number> <title>`. */
+export function Card (props: CardProps) {
+  const { card, relations } = props
+  const ref = useRef<HTMLLIElement>(null)
+  useLayoutEffect(() => {
+    if (props.focused && !props.editing && document.activeElement !== ref.current) ref.current?.focus({ preventScroll: true })
+  }, [props.focused, props.editing])
+  const blockedBy = relations.blockedBy.get(card.key) ?? []
+  const blocking = relations.blocking.get(card.key) ?? []
+  const epics = relations.epicsOf.get(card.key) ?? []
+  const name = props.repo === undefined ? undefined : props.repo.name
+  return html`<li ref=${ref} class=${`card${props.dragging ? ' dragging' : ''}${card.closed ? ' closed' : ''}`} tabindex="0" data-key=${card.key}
+      aria-label=${cardName(card, props.showRepo ? name : undefined, relations, props.epicName)}
+      aria-posinset=${props.index + 1} aria-setsize=${props.count} style=${{ top: `${props.top}px` }} onFocus=${(e: FocusEvent) => { if (e.target === ref.current) props.onFocus() }}>
+    <span class="grip" aria-hidden="true" title="Drag to move">⠿</span>
+    <div class="line">
+      <a href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>
+      <span class="title">${card.title}</span>
+    </div>
+    <div class="meta">
+      ${props.showRepo && html`<span class="repo" style=${{ '--hue': String(repoHue(props.repo, card.repo)) }}>${name ?? `repository ${card.repo}`}</span>`}
+      ${props.editing
+        ? html`<${EstimateEditor} card=${card} onDone=${() => props.onEdit(false)} onSave=${props.onEstimate} onSay=${props.onSay} />`
+        : card.estimate !== null && html`<button type="button" class="estimate" tabindex="-1" onClick=${() => props.onEdit(true)}>${points(card.estimate)}</button>`}
+      ${card.is_epic && html`<span class="badge epic">Epic</span>`}
+      ${epics.slice(0, 1).map((e) => html`<span class="badge in-epic" title=${`In epic ${props.epicName(e)}`}>${props.epicName(e)}</span>`)}
+      ${blockedBy.length > 0 && html`<span class="badge blocked">Blocked</span>`}
+      ${blocking.length > 0 && html`<span class="badge blocking">Blocking ${blocking.length}</span>`}
+      ${card.labels.map((l) => {
+        const colors = labelColors(l.color)
+        return html`<span key=${l.name} class="label" style=${colors === undefined ? undefined : { '--label': colors.background, '--label-text': colors.text }}>${l.name}</span>`
+      })}
+      ${card.assignees.length > 0 && html`<span class="assignees">${card.assignees.map((a) => html`<span key=${a.login} class="assignee" title=${a.login}>${initials(a.login)}</span>`)}</span>`}
+    </div>
+  </li>`
+}
+
+/**
+ * The estimate field: opens with the old value selected (typing replaces it), refuses what is not a
+ * number and keeps the old value, and saves a changed value when the focus leaves it.
+ */
+export interface EditorProps {
+  card: CardData, onDone: () => void, onSave: (value: number | null) => Promise<boolean>, onSay: (text: string, error: boolean) => void
+}
+export function EstimateEditor ({ card, onDone, onSave, onSay }: EditorProps) {
+  const ref = useRef<HTMLInputElement>(null)
+  const [initial] = useState(card.estimate === null ? '' : String(card.estimate))
+  const done = useRef(false)
+  useLayoutEffect(() => { ref.current?.focus(); ref.current?.select() }, [])
+  const finish = async (save: boolean, leaving: boolean) => {
+    if (done.current) return
+    const text = ref.current?.value ?? ''
+    const old = card.estimate === null ? '' : String(card.estimate)
+    if (!save || text.trim() === old) {
+      done.current = true
+      onDone()
+      return
+    }
+    const parsed = parseEstimate(text)
+    if ('error' in parsed) {
+      onSay(`Not saved: ${parsed.error}. #${card.number} keeps ${card.estimate === null ? 'no estimate' : points(card.estimate)}.`, true)
+      if (leaving) { done.current = true; onDone() } else ref.current?.select()
+      return
+    }
+    done.current = true
+    await onSave(parsed.value)
+    onDone()
+  }
+  return html`<input ref=${ref} class="estimate-input" type="text" inputmode="decimal" autocomplete="off" value=${initial} size="5"
+    aria-label=${`Estimate of #${card.number} (empty clears it); Enter saves, Escape cancels`}
+    onKeyDown=${(e: KeyboardEvent) => {
+      e.stopPropagation()
+      if (e.key === 'Enter') { e.preventDefault(); finish(true, false) }
+      if (e.key === 'Escape') { e.preventDefault(); finish(false, false) }
+    }}
+    onPointerDown=${(e: Event) => e.stopPropagation()}
+    onBlur=${() => { finish(true, true) }} />`
+}

@@ -1,0 +1,66 @@
+/// <reference lib="dom" />
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { html } from '../html.js'
+import { totals, visibleRows, type Card as CardData } from '../model.js'
+
+/** Every card is one fixed-height row: a column of 1,500 draws only the rows in view. */
+export const ROW = 84
+
+export interface ColumnProps {
+  id: string
+  name: string
+  cards: CardData[]
+  collapsed: boolean
+  filtering: boolean
+  /** slot of a drop indicator while a card is dragged over this column */
+  dropSlot: number | null
+  focusIndex: number
+  onToggle: () => void
+  renderCard: (card: CardData, index: number, top: number) => unknown
+  footer?: unknown
+  /** opens the "New issue" form of this pipeline (not on Closed) */
+  onNew?: () => void
+}
+
+/** A pipeline: a sticky header with its counts, then a list named after it that scrolls on its own. */
+export function Column (props: ColumnProps) {
+  const scroller = useRef<HTMLDivElement>(null)
+  const [view, setView] = useState({ top: 0, height: typeof window === 'undefined' ? 1200 : window.innerHeight })
+  // A card focused by the keyboard is scrolled into view before it is drawn.
+  useLayoutEffect(() => {
+    const el = scroller.current
+    if (el === null || props.focusIndex < 0) return
+    const top = props.focusIndex * ROW
+    if (top < el.scrollTop) el.scrollTop = top
+    else if (top + ROW > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW - el.clientHeight
+    if (el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight || view.height })
+  }, [props.focusIndex])
+  useLayoutEffect(() => {
+    const el = scroller.current
+    if (el !== null && el.clientHeight > 0 && el.clientHeight !== view.height) setView({ top: el.scrollTop, height: el.clientHeight })
+  })
+  const { from, to } = visibleRows(props.cards.length, ROW, view.top, view.height)
+  const rows = []
+  for (let i = from; i < to; i++) rows.push(props.renderCard(props.cards[i], i, i * ROW))
+  const headingId = `column-${props.id}`
+  return html`<section class=${`column${props.collapsed ? ' collapsed' : ''}`} data-pipeline=${props.id} aria-labelledby=${headingId}>
+    <h2 id=${headingId} class="column-head">
+      <button type="button" class="toggle" aria-expanded=${!props.collapsed} onClick=${props.onToggle}>
+        <span class="name">${props.name}</span>
+        <small class="counts">${totals(props.cards)}</small>
+      </button>
+    </h2>
+    ${!props.collapsed && props.onNew !== undefined && html`<button type="button" class="new" onClick=${props.onNew}><span aria-hidden="true">+ </span>New issue</button>`}
+    ${!props.collapsed && html`<div class="scroller" ref=${scroller} onScroll=${(e: Event) => {
+      const el = e.currentTarget as HTMLDivElement
+      setView({ top: el.scrollTop, height: el.clientHeight })
+    }}>
+      <ul class="cards" role="list" aria-label=${props.name} data-pipeline=${props.id} style=${{ height: `${Math.max(props.cards.length * ROW, ROW)}px` }}>
+        ${rows}
+      </ul>
+      ${props.dropSlot !== null && html`<div class="drop" aria-hidden="true" style=${{ top: `${props.dropSlot * ROW}px` }}></div>`}
+      ${props.cards.length === 0 && html`<p class="empty">${props.filtering ? 'No card here matches the filter.' : 'No issues here. Drag a card here, or focus one and press Shift with an arrow key.'}</p>`}
+      ${props.footer}
+    </div>`}
+  </section>`
+}

@@ -1,0 +1,270 @@
+/// <reference lib="dom" />
+// Decisions of the board page as pure functions: what a card is, how boards of several
+// repositories become one, what a filter keeps, where a drop lands. Unit-tested without a browser.
+
+export interface Repo { id: number, owner: string, name: string, html_url: string }
+export interface Pipeline { id: string, name: string }
+export interface Workspace { id: string, name: string, description: string | null, repositories: number[], pipelines: Pipeline[] }
+export interface BoardIssue { issue_number: number, is_epic: boolean, estimate?: { value: number }, position?: number }
+export interface RepoBoard { pipelines: Array<Pipeline & { issues: BoardIssue[] }> }
+
+export interface Card {
+  key: string
+  repo: number
+  number: number
+  title: string
+  html_url: string
+  estimate: number | null
+  is_epic: boolean
+  closed: boolean
+  /** the issue host's labels and assignees (two-way sync); empty when the host has none */
+  labels: Label[]
+  assignees: Assignee[]
+  milestone?: Milestone
+}
+export interface Label { name: string, color: string | null }
+export interface Assignee { login: string, avatar_url: string | null }
+export interface Milestone { number: number, title: string, due_on: string | null, state?: string }
+
+/** An issue as the bulk issue read answers it (the fields the page uses). */
+export interface BulkIssue {
+  issue_number: number
+  title: string
+  html_url: string
+  status?: string
+  estimate?: { value: number }
+  is_epic: boolean
+  labels?: Label[]
+  assignees?: Assignee[]
+  milestone?: Milestone
+}
+
+export function cardOf (repo: number, i: BulkIssue): Card {
+  return {
+    key: keyOf(repo, i.issue_number),
+    repo,
+    number: i.issue_number,
+    title: i.title,
+    html_url: i.html_url,
+    estimate: i.estimate?.value ?? null,
+    is_epic: i.is_epic,
+    closed: i.status === 'closed',
+    labels: i.labels ?? [],
+    assignees: i.assignees ?? [],
+    ...(i.milestone === undefined ? {} : { milestone: i.milestone })
+  }
+}
+
+/** One key per issue across repositories. */
+export const keyOf = (repo: number, number: number): string => `${repo}#${number}`
+
+/**
+ * The columns of a board of several repositories: each pipeline's issues of every repository,
+ * interleaved by their place in their own repository's pipeline (the first of each, then the
+ * second of each...), repositories in the workspace's order.
+ */
+export function mergeColumns (pipelines: Pipeline[], boards: Array<{ repo: number, board: RepoBoard }>): Record<string, string[]> {
+  const columns: Record<string, string[]> = {}
+  for (const pipeline of pipelines) {
+    const lists = boards.map(({ repo, board }) => (board.pipelines.find((p) => p.id === pipeline.id)?.issues ?? []).map((i) => keyOf(repo, i.issue_number)))
+    const merged: string[] = []
+    const longest = Math.max(0, ...lists.map((l) => l.length))
+    for (let i = 0; i < longest; i++) for (const list of lists) if (i < list.length) merged.push(list[i])
+    columns[pipeline.id] = merged
+  }
+  return columns
+}
+
+export interface Filter {
+  text: string
+  repos: number[]
+  estimate: '' | 'none' | 'set' | `${number}-${number}`
+  epics: string[]
+  blocked: '' | 'blocked' | 'blocking'
+  labels: string[]
+  assignees: string[]
+  /** a sprint's id: only its issues */
+  sprint: string
+}
+
+export const emptyFilter = (): Filter => ({ text: '', repos: [], estimate: '', epics: [], blocked: '', labels: [], assignees: [], sprint: '' })
+
+const list = (value: string | null): string[] => (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+
+/** The filter kept in the page's address, so a filtered board can be shared. */
+export function filterFromQuery (params: URLSearchParams): Filter {
+  const estimate = params.get('estimate') ?? ''
+  const blocked = params.get('blocked') ?? ''
+  return {
+    text: params.get('q') ?? '',
+    repos: list(params.get('repo')).map(Number).filter((n) => Number.isSafeInteger(n) && n > 0),
+    estimate: estimate === 'none' || estimate === 'set' || /^\d+(\.\d+)?-\d+(\.\d+)?$/.test(estimate) ? estimate as Filter['estimate'] : '',
+    epics: list(params.get('epic')),
+    blocked: blocked === 'blocked' || blocked === 'blocking' ? blocked : '',
+    labels: list(params.get('label')),
+    assignees: list(params.get('assignee')),
+    sprint: /^[A-Za-z0-9]{1,100}$/.test(params.get('sprint') ?? '') ? params.get('sprint')! : ''
+  }
+}
+
+export function filterToQuery (filter: Filter, params: URLSearchParams): URLSearchParams {
+  const out = new URLSearchParams(params)
+  const set = (name: string, value: string) => { if (value === '') out.delete(name); else out.set(name, value) }
+  set('q', filter.text)
+  set('repo', filter.repos.join(','))
+  set('estimate', filter.estimate)
+  set('epic', filter.epics.join(','))
+  set('blocked', filter.blocked)
+  set('label', filter.labels.join(','))
+  set('assignee', filter.assignees.join(','))
+  set('sprint', filter.sprint)
+  return out
+}
+
+export const isFiltering = (f: Filter): boolean =>
+  f.text.trim() !== '' || f.repos.length > 0 || f.estimate !== '' || f.epics.length > 0 || f.blocked !== '' || f.labels.length > 0 || f.assignees.length > 0 || f.sprint !== ''
+
+export interface Relations {
+  /** card key -> the keys of the epics holding it */
+  epicsOf: Map<string, string[]>
+  /** card key -> the keys of the open issues blocking it */
+  blockedBy: Map<string, string[]>
+  /** card key -> the keys of the issues it blocks */
+  blocking: Map<string, string[]>
+}
+
+export const noRelations = (): Relations => ({ epicsOf: new Map(), blockedBy: new Map(), blocking: new Map() })
+
+/** Whether the filter keeps the card; `sprint` holds the keys of the chosen sprint's issues (null while they are read). */
+export function matches (card: Card, filter: Filter, relations: Relations, sprint: Set<string> | null = null): boolean {
+  if (filter.sprint !== '' && !(sprint?.has(card.key) ?? false)) return false
+  const text = filter.text.trim().toLowerCase()
+  if (text !== '') {
+    const number = /^#?(\d+)$/.exec(text)
+    if (number !== null ? card.number !== Number(number[1]) : !card.title.toLowerCase().includes(text)) return false
+  }
+  if (filter.repos.length > 0 && !filter.repos.includes(card.repo)) return false
+  if (filter.estimate === 'none' && card.estimate !== null) return false
+  if (filter.estimate === 'set' && card.estimate === null) return false
+  if (filter.estimate.includes('-')) {
+    const [low, high] = filter.estimate.split('-').map(Number)
+    if (card.estimate === null || card.estimate < low || card.estimate > high) return false
+  }
+  if (filter.epics.length > 0 && !(relations.epicsOf.get(card.key) ?? []).some((e) => filter.epics.includes(e))) return false
+  if (filter.blocked === 'blocked' && (relations.blockedBy.get(card.key) ?? []).length === 0) return false
+  if (filter.blocked === 'blocking' && (relations.blocking.get(card.key) ?? []).length === 0) return false
+  // A card with any of the chosen labels (assignees) is kept.
+  if (filter.labels.length > 0 && !card.labels.some((l) => filter.labels.includes(l.name))) return false
+  if (filter.assignees.length > 0 && !card.assignees.some((a) => filter.assignees.includes(a.login))) return false
+  return true
+}
+
+const round = (n: number): number => Math.round(n * 100) / 100
+export const points = (n: number): string => `${round(n)} ${round(n) === 1 ? 'pt' : 'pts'}`
+export const issues = (n: number): string => `${n} ${n === 1 ? 'issue' : 'issues'}`
+
+/** Issues and points of the cards shown. */
+export function totals (cards: Card[]): string {
+  return `${issues(cards.length)} · ${points(cards.reduce((sum, c) => sum + (c.estimate ?? 0), 0))}`
+}
+
+/**
+ * What was typed into an estimate field: a number of 0 or more, null for empty (clear it), or an
+ * error. A number input would report "1e" or "5-3" as empty, and so clear the estimate: text is read here.
+ */
+export function parseEstimate (text: string): { value: number | null } | { error: string } {
+  const trimmed = text.trim()
+  if (trimmed === '') return { value: null }
+  if (!/^\d{1,9}(\.\d{1,4})?$/.test(trimmed)) return { error: `"${trimmed.slice(0, 20)}" is not an estimate: type a number of 0 or more, or nothing to clear it` }
+  return { value: Number(trimmed) }
+}
+
+/** A stable colour for a repository: the same hue on every load and for every user. */
+export function repoHue (repo: Repo | undefined, id: number): number {
+  const text = repo === undefined ? String(id) : `${repo.owner}/${repo.name}`
+  let hash = 0
+  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) >>> 0
+  return hash % 360
+}
+
+/**
+ * Where a card dropped at `slot` of the shown cards (the dragged one left out) goes in its own
+ * repository's pipeline: before the same repository's card that follows the slot in the whole column.
+ */
+export function repoIndex (column: string[], shown: string[], dragged: string, slot: number, repoOf: (key: string) => number): number {
+  const repo = repoOf(dragged)
+  const others = shown.filter((k) => k !== dragged)
+  const rest = column.filter((k) => k !== dragged)
+  const sameRepo = rest.filter((k) => repoOf(k) === repo)
+  // The first card at or after the slot, in the whole column, of the dragged card's repository.
+  const next = others[slot]
+  if (next === undefined) {
+    // After the last shown card: after the same repository's cards up to it.
+    const last = others[others.length - 1]
+    if (last === undefined) return sameRepo.length
+    const upTo = rest.indexOf(last)
+    return rest.slice(0, upTo + 1).filter((k) => repoOf(k) === repo).length
+  }
+  const at = rest.indexOf(next)
+  return rest.slice(0, at).filter((k) => repoOf(k) === repo).length
+}
+
+/** The whole column after moving `dragged` to just before `next` (or to the end). */
+export function placeIn (column: string[], dragged: string, next: string | undefined): string[] {
+  const rest = column.filter((k) => k !== dragged)
+  const at = next === undefined ? rest.length : rest.indexOf(next)
+  rest.splice(at < 0 ? rest.length : at, 0, dragged)
+  return rest
+}
+
+/** Which rows of a column of `count` fixed-height rows to draw for a viewport: a few more each side. */
+export function visibleRows (count: number, rowHeight: number, scrollTop: number, height: number, spare = 6): { from: number, to: number } {
+  const from = Math.max(0, Math.floor(scrollTop / rowHeight) - spare)
+  const to = Math.min(count, Math.ceil((scrollTop + height) / rowHeight) + spare)
+  return { from, to }
+}
+
+/** The accessible name of a card: number and title first, then what a sighted person sees on it. */
+export function cardName (card: Card, repoName: string | undefined, relations: Relations, epicNames: (key: string) => string): string {
+  const parts = [`#${card.number} ${card.title}`]
+  if (repoName !== undefined) parts.push(repoName)
+  parts.push(card.estimate === null ? 'no estimate' : points(card.estimate))
+  if (card.is_epic) parts.push('epic')
+  for (const epic of relations.epicsOf.get(card.key) ?? []) parts.push(`in epic ${epicNames(epic)}`)
+  const blockers = relations.blockedBy.get(card.key) ?? []
+  if (blockers.length > 0) parts.push(`blocked by ${blockers.length}`)
+  const blocks = relations.blocking.get(card.key) ?? []
+  if (blocks.length > 0) parts.push(`blocking ${blocks.length}`)
+  if (card.labels.length > 0) parts.push(`${card.labels.length === 1 ? 'label' : 'labels'} ${card.labels.map((l) => l.name).join(', ')}`)
+  if (card.assignees.length > 0) parts.push(`assigned to ${card.assignees.map((a) => a.login).join(', ')}`)
+  return parts.join(', ')
+}
+
+/** A label's colours from the host's hex colour ("d73a4a"): its background, and black or white text, whichever reads better. */
+export function labelColors (color: string | null): { background: string, text: string } | undefined {
+  if (color === null || !/^#?[0-9a-f]{6}$/i.test(color)) return undefined
+  const hex = color.replace('#', '')
+  const [r, g, b] = [0, 2, 4].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255).map((c) => c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4)
+  const luminance = 0.2126 * r + 0.7152 * g + 0.0722 * b
+  return { background: `#${hex.toLowerCase()}`, text: luminance > 0.179 ? '#000000' : '#ffffff' }
+}
+
+/** Up to two letters of a login, for an assignee shown without an avatar. */
+export function initials (login: string): string {
+  const parts = login.split(/[-_.]+/).filter((p) => p !== '')
+  return (parts.length > 1 ? parts[0][0] + parts[1][0] : login.slice(0, 2)).toUpperCase()
+}
+
+/** Names in a comma-separated field ("bug, ui"), trimmed, without repeats. */
+export const namesIn = (text: string): string[] => [...new Set(text.split(',').map((s) => s.trim()).filter((s) => s !== ''))]
+
+/** Every label (by name) and assignee (by login) on the cards, sorted, for the filter menus. */
+export function labelsAndAssignees (cards: Iterable<Card>): { labels: Label[], assignees: string[] } {
+  const labels = new Map<string, Label>()
+  const assignees = new Set<string>()
+  for (const card of cards) {
+    for (const l of card.labels) if (!labels.has(l.name)) labels.set(l.name, l)
+    for (const a of card.assignees) assignees.add(a.login)
+  }
+  return { labels: [...labels.values()].sort((a, b) => a.name.localeCompare(b.name)), assignees: [...assignees].sort((a, b) => a.localeCompare(b)) }
+}

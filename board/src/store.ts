@@ -1,0 +1,614 @@
+/// <reference lib="dom" />
+// The page's state in one place, and every change to it: components read `store.state` and call
+// the actions; each change is one `set`, and subscribers (the page) draw again.
+import { ApiError, type Client } from './api.js'
+import {
+  cardOf, emptyFilter, filterFromQuery, filterToQuery, keyOf, mergeColumns, noRelations, placeIn, repoIndex,
+  type BulkIssue, type Card, type Filter, type Pipeline, type Relations, type Repo, type RepoBoard, type Workspace
+} from './model.js'
+
+export interface Drag { key: string, pipeline: string | null, slot: number }
+export interface State {
+  token: string | null
+  /** signed in by the browser session's cookie (docs/sign-in.md#sessions) rather than a token */
+  viaSession: boolean
+  /** the sign-in buttons the server offers (`GET /auth/providers`) */
+  providers: Provider[]
+  /** `checking`: on load, asking whether the browser has a session */
+  phase: 'checking' | 'signed-out' | 'loading' | 'ready'
+  status: { text: string, error: boolean }
+  workspaces: Workspace[]
+  choice: { workspace: string, repo: number | null } | null
+  repos: Map<number, Repo>
+  pipelines: Pipeline[]
+  columns: Record<string, string[]>
+  cards: Map<string, Card>
+  relations: Relations
+  /** keys of the epics among the board's issues */
+  epics: string[]
+  closed: { keys: string[], next: Map<number, number | null>, loaded: boolean, loading: boolean }
+  filter: Filter
+  collapsed: Set<string>
+  view: View
+  /** the burndown the Reports view shows: `sprint:<id>`, `milestone:<repo>:<number>` or `release:<id>`; '' for the default */
+  burndown: string
+  panel: string | null
+  focus: string | null
+  help: boolean
+  drag: Drag | null
+  editing: string | null
+  /** the workspace's sprints, for the sprint filter */
+  sprints: Sprint[]
+  /** keys of the issues of the sprint the filter names; null while they are read */
+  sprintIssues: Set<string> | null
+  /** the pipeline whose "New issue" form is open */
+  creating: string | null
+}
+export interface Provider { id: string, name: string, login_url: string }
+export interface Sprint { id: string, name: string, state: 'active' | 'future' | 'closed', starts_at: string, ends_at: string }
+export interface NewIssue { title: string, body?: string, labels?: string[], assignees?: string[], estimate?: number }
+
+export type View = 'board' | 'epics' | 'reports'
+const VIEWS: View[] = ['board', 'epics', 'reports']
+export const CLOSED = 'closed'
+export const POLL_MS = 3000
+const TOKEN_KEY = 'planning-token'
+const BOARD_KEY = 'planning-board'
+const COLLAPSED_KEY = 'planning-collapsed'
+const CHUNK = 100
+
+interface Storage { getItem: (key: string) => string | null, setItem: (key: string, value: string) => void, removeItem: (key: string) => void }
+export interface StoreOptions {
+  client: Client, session: Storage, local: Storage, location: { search: string, pathname: string }, replaceUrl: (url: string) => void
+}
+
+export type Store = ReturnType<typeof createStore>
+
+export function createStore ({ client, session, local, location, replaceUrl }: StoreOptions) {
+  const listeners = new Set<() => void>()
+  const params = new URLSearchParams(location.search)
+  const state: State = {
+    token: session.getItem(TOKEN_KEY),
+    viaSession: false,
+    providers: [],
+    phase: 'signed-out',
+    status: { text: '', error: false },
+    workspaces: [],
+    choice: null,
+    repos: new Map(),
+    pipelines: [],
+    columns: {},
+    cards: new Map(),
+    relations: noRelations(),
+    epics: [],
+    closed: { keys: [], next: new Map(), loaded: false, loading: false },
+    filter: filterFromQuery(params),
+    collapsed: new Set(),
+    view: VIEWS.find((v) => v === params.get('view')) ?? 'board',
+    burndown: /^(sprint:[0-9a-f]{1,40}|milestone:\d{1,15}:\d{1,15}|release:[0-9a-f]{1,40})$/.test(params.get('burndown') ?? '') ? params.get('burndown')! : '',
+    panel: null,
+    focus: null,
+    help: false,
+    drag: null,
+    editing: null,
+    creating: null,
+    sprints: [],
+    sprintIssues: null
+  }
+  // Tags of the last answers: unchanged boards and titles cost a 304.
+  const etags = new Map<string, string>()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let generation = 0
+
+  function set (patch: Partial<State>) {
+    Object.assign(state, patch)
+    for (const listener of listeners) listener()
+  }
+  const say = (text: string, error = false) => set({ status: { text, error } })
+
+  function writeUrl () {
+    const query = filterToQuery(state.filter, new URLSearchParams(location.search))
+    if (state.choice !== null) query.set('board', state.choice.repo === null ? state.choice.workspace : `${state.choice.workspace}/${state.choice.repo}`)
+    if (state.view === 'board') query.delete('view'); else query.set('view', state.view)
+    if (state.view === 'reports' && state.burndown !== '') query.set('burndown', state.burndown); else query.delete('burndown')
+    const text = query.toString()
+    replaceUrl(`${location.pathname}${text === '' ? '' : `?${text}`}`)
+  }
+
+  function failed (err: unknown, what: string) {
+    if (err instanceof ApiError && err.status === 401) {
+      signOut(`Signed out: ${err.message}`, false).catch(() => {})
+      return
+    }
+    say(`${what}: ${err instanceof Error ? err.message : String(err)}`, true)
+  }
+
+  const repoIds = (): number[] => {
+    const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
+    if (workspace === undefined) return []
+    return state.choice?.repo == null ? workspace.repositories : workspace.repositories.filter((id) => id === state.choice!.repo)
+  }
+
+  /** On load: the token this tab kept, else the browser's session if it has one, else the sign-in form and its buttons. */
+  async function start () {
+    providers().catch(() => {})
+    if (state.token !== null) return await signIn(state.token)
+    set({ phase: 'checking' })
+    try {
+      await client.get('/account')
+    } catch {
+      if (state.phase === 'checking') set({ phase: 'signed-out' })
+      return
+    }
+    if (state.phase === 'checking') await signIn(null)
+  }
+
+  async function providers () {
+    const answer = await client.get<{ providers?: Provider[] }>('/auth/providers')
+    set({ providers: Array.isArray(answer.providers) ? answer.providers : [] })
+  }
+
+  /** Signs in with a token, or with the browser's session when `token` is null. */
+  async function signIn (token: string | null) {
+    set({ token, viaSession: token === null, phase: 'loading' })
+    say('Signing in…')
+    let workspaces: Workspace[]
+    try {
+      workspaces = await client.get<Workspace[]>('/p2/workspaces')
+    } catch (err) {
+      session.removeItem(TOKEN_KEY)
+      set({ token: null, viaSession: false, phase: 'signed-out' })
+      const refused = token === null ? 'The sign-in has ended' : 'That token was refused'
+      say(err instanceof ApiError && err.status === 401 ? `${refused}: ${err.message}` : `Could not sign in: ${(err as Error).message}`, true)
+      return
+    }
+    if (token !== null) session.setItem(TOKEN_KEY, token)
+    const collapsed = local.getItem(COLLAPSED_KEY)
+    set({ workspaces, collapsed: new Set(collapsed === null ? [CLOSED] : JSON.parse(collapsed) as string[]) })
+    if (workspaces.length === 0) {
+      set({ phase: 'ready' })
+      say(`${token === null ? 'You' : 'This token'} can read no repository that is on a board. Ask an administrator for access, or sign in with another token.`, true)
+      return
+    }
+    const wanted = new URLSearchParams(location.search).get('board') ?? session.getItem(BOARD_KEY) ?? ''
+    const known = workspaces.some((w) => w.id === wanted.split('/')[0])
+    await Promise.all([choose(known ? wanted : workspaces[0].id), ...workspaces.filter((w) => w.id !== wanted.split('/')[0]).map(async (w) => await names(w.id))])
+  }
+
+  /** Back to the sign-in form; a browser session is ended at the server too (`POST /auth/logout`) unless it already has. */
+  async function signOut (message = 'Signed out.', endSession = true) {
+    clearTimeout(timer)
+    generation++
+    const wasSession = state.viaSession
+    session.removeItem(TOKEN_KEY)
+    set({ token: null, viaSession: false, phase: 'signed-out', choice: null, panel: null, cards: new Map(), columns: {} })
+    say(message, message !== 'Signed out.')
+    if (!wasSession || !endSession) return
+    try {
+      await client.send('POST', '/auth/logout', undefined)
+    } catch (err) {
+      say(`Could not end the session: ${(err as Error).message}`, true)
+    }
+  }
+
+  async function choose (value: string) {
+    const [workspace, repo] = value.split('/')
+    clearTimeout(timer)
+    generation++
+    etags.clear()
+    session.setItem(BOARD_KEY, value)
+    const ws = state.workspaces.find((w) => w.id === workspace)
+    set({
+      choice: { workspace, repo: repo === undefined ? null : Number(repo) },
+      phase: 'loading',
+      pipelines: ws?.pipelines ?? [],
+      columns: {},
+      cards: new Map(),
+      relations: noRelations(),
+      epics: [],
+      closed: { keys: [], next: new Map(), loaded: false, loading: false },
+      panel: null,
+      sprints: []
+    })
+    writeUrl()
+    say('Loading the board…')
+    await Promise.all([names(workspace), refresh(true), state.collapsed.has(CLOSED) ? undefined : loadClosed(), sprints(workspace)])
+  }
+
+  /** The workspace's sprints (none before a sprint configuration), and the issues of the one the filter names. */
+  async function sprints (workspace: string) {
+    try {
+      const list = await client.get<Sprint[]>(`/p2/workspaces/${workspace}/sprints`)
+      if (state.choice?.workspace === workspace) set({ sprints: list })
+    } catch (err) {
+      failed(err, 'Could not read the sprints')
+    }
+    await sprintIssues()
+  }
+  async function sprintIssues () {
+    const id = state.filter.sprint
+    if (id === '') return
+    try {
+      const { issues } = await client.get<{ issues: Array<{ repo_id: number, issue_number: number }> }>(`/p2/sprints/${id}/issues`)
+      if (state.filter.sprint === id) set({ sprintIssues: new Set(issues.map((i) => keyOf(i.repo_id, i.issue_number))) })
+    } catch (err) {
+      failed(err, 'Could not read the sprint\'s issues')
+    }
+  }
+
+  async function names (workspace: string) {
+    try {
+      const repos = await client.get<Repo[]>(`/p2/workspaces/${workspace}/repositories`)
+      const known = new Map(state.repos)
+      for (const repo of repos) known.set(repo.id, repo)
+      set({ repos: known })
+    } catch (err) {
+      failed(err, 'Could not read the repositories\' names')
+    }
+  }
+
+  /** Boards of every repository shown, titles of their issues, dependencies and epics: in parallel, each conditional. */
+  async function refresh (first = false) {
+    clearTimeout(timer)
+    const mine = generation
+    const choice = state.choice
+    if (choice === null) return
+    try {
+      const repos = repoIds()
+      const reads = await Promise.all(repos.map(async (repo) => {
+        const path = `/p2/workspaces/${choice.workspace}/repositories/${repo}/board`
+        const { body, etag } = await client.read<RepoBoard>(path, etags.get(path))
+        return { repo, path, body, etag }
+      }))
+      if (mine !== generation) return
+      const changed = reads.some((r) => r.body !== undefined)
+      if (changed || first) {
+        for (const r of reads) if (r.etag !== undefined) etags.set(r.path, r.etag)
+        boards.clear()
+        for (const r of reads) if (r.body !== undefined) lastBoards.set(r.repo, r.body)
+        const present = reads.map((r) => ({ repo: r.repo, board: lastBoards.get(r.repo)! })).filter((b) => b.board !== undefined)
+        for (const { repo, board } of present) boards.set(repo, board)
+      }
+      const [cards] = await Promise.all([titles(), changed || first ? relations() : Promise.resolve()])
+      if (mine !== generation) return
+      // A card being dragged or an estimate being typed is not redrawn under the person's hand.
+      if (state.drag === null && (changed || first || cards)) {
+        set({ columns: mergeColumns(state.pipelines, [...boards].map(([repo, board]) => ({ repo, board }))), phase: 'ready' })
+      }
+      if (first) say(state.cards.size === 0 ? 'Nothing on this board yet: issues appear here once they are opened on the repository\'s host.' : '')
+    } catch (err) {
+      if (mine !== generation) return
+      failed(err, 'Could not read the board')
+    }
+    if (mine === generation && (state.phase === 'loading' || state.phase === 'ready')) {
+      timer = setTimeout(() => { if (isHidden()) timer = setTimeout(() => { refresh() }, POLL_MS); else refresh() }, POLL_MS)
+    }
+  }
+  const boards = new Map<number, RepoBoard>()
+  const lastBoards = new Map<number, RepoBoard>()
+  let isHidden = () => false
+
+  /** Titles, pages and states of the board's issues, 100 at a time, each chunk conditional: a renamed issue shows at the next refresh. */
+  async function titles (): Promise<boolean> {
+    const wanted = new Map<number, number[]>()
+    for (const [repo, board] of boards) wanted.set(repo, board.pipelines.flatMap((p) => p.issues.map((i) => i.issue_number)).sort((a, b) => a - b))
+    const chunks: Array<{ repo: number, numbers: number[] }> = []
+    for (const [repo, numbers] of wanted) for (let i = 0; i < numbers.length; i += CHUNK) chunks.push({ repo, numbers: numbers.slice(i, i + CHUNK) })
+    const answers = await Promise.all(chunks.map(async ({ repo, numbers }) => {
+      const path = `/p1/repositories/${repo}/issues?issue_numbers=${numbers.join(',')}`
+      const { body, etag } = await client.read<BulkIssue[]>(path, etags.get(path))
+      if (etag !== undefined) etags.set(path, etag)
+      return { repo, body }
+    }))
+    const estimates = new Map<string, BoardIssueLite>()
+    for (const [repo, board] of boards) for (const p of board.pipelines) for (const i of p.issues) estimates.set(keyOf(repo, i.issue_number), i)
+    let changed = false
+    const cards = new Map(state.cards)
+    for (const { repo, body } of answers) {
+      for (const issue of body ?? []) {
+        const key = keyOf(repo, issue.issue_number)
+        cards.set(key, { ...cardOf(repo, issue), estimate: null, is_epic: false })
+        changed = true
+      }
+    }
+    // Estimates and epic flags come with the board; they win over the titles' older copy.
+    for (const [key, issue] of estimates) {
+      const card = cards.get(key)
+      if (card === undefined) continue
+      const estimate = issue.estimate?.value ?? null
+      if (card.estimate !== estimate || card.is_epic !== issue.is_epic || card.closed) {
+        cards.set(key, { ...card, estimate, is_epic: issue.is_epic, closed: false })
+        changed = true
+      }
+    }
+    if (changed) set({ cards })
+    return changed
+  }
+
+  /** Blocked and blocking issues, and which epics hold which issues. */
+  async function relations () {
+    const repos = [...boards.keys()]
+    const [deps, epicLists] = await Promise.all([
+      Promise.all(repos.map(async (repo) => await client.get<{ dependencies: Array<{ blocking: Ref, blocked: Ref }> }>(`/p1/repositories/${repo}/dependencies`))),
+      Promise.all(repos.map(async (repo) => await client.get<{ epic_issues: Array<{ issue_number: number, repo_id: number }> }>(`/p1/repositories/${repo}/epics`)))
+    ])
+    const epics = epicLists.flatMap((l) => l.epic_issues)
+    const details = await Promise.all(epics.map(async (e) => ({
+      key: keyOf(e.repo_id, e.issue_number),
+      data: await client.get<{ issues: Array<{ issue_number: number, repo_id: number }> }>(`/p1/repositories/${e.repo_id}/epics/${e.issue_number}`)
+    })))
+    const next = noRelations()
+    const add = (map: Map<string, string[]>, key: string, value: string) => {
+      const list = map.get(key) ?? []
+      if (!list.includes(value)) list.push(value)
+      map.set(key, list)
+    }
+    for (const { dependencies } of deps) {
+      for (const d of dependencies) {
+        add(next.blockedBy, keyOf(d.blocked.repo_id, d.blocked.issue_number), keyOf(d.blocking.repo_id, d.blocking.issue_number))
+        add(next.blocking, keyOf(d.blocking.repo_id, d.blocking.issue_number), keyOf(d.blocked.repo_id, d.blocked.issue_number))
+      }
+    }
+    for (const { key, data } of details) for (const i of data.issues) add(next.epicsOf, keyOf(i.repo_id, i.issue_number), key)
+    set({ relations: next, epics: details.map((d) => d.key) })
+    await sprintIssues()
+    await learn(details.flatMap((d) => [d.key, ...d.data.issues.map((i) => keyOf(i.repo_id, i.issue_number))]))
+  }
+
+  /** Titles of issues named somewhere (epics, dependencies, closed) but not on the board. */
+  async function learn (keys: string[]) {
+    const missing = new Map<number, number[]>()
+    for (const key of new Set(keys)) {
+      if (state.cards.has(key)) continue
+      const [repo, number] = key.split('#').map(Number)
+      if (!state.repos.has(repo) && !state.workspaces.some((w) => w.repositories.includes(repo))) continue
+      missing.set(repo, [...(missing.get(repo) ?? []), number])
+    }
+    const answers = await Promise.all([...missing].flatMap(([repo, numbers]) => {
+      const out = []
+      for (let i = 0; i < numbers.length; i += CHUNK) out.push({ repo, numbers: numbers.slice(i, i + CHUNK) })
+      return out
+    }).map(async ({ repo, numbers }) => ({ repo, body: await client.get<BulkIssue[]>(`/p1/repositories/${repo}/issues?issue_numbers=${numbers.join(',')}`) })))
+    if (answers.length === 0) return
+    const cards = new Map(state.cards)
+    for (const { repo, body } of answers) {
+      for (const i of body) {
+        const key = keyOf(repo, i.issue_number)
+        cards.set(key, cardOf(repo, i))
+      }
+    }
+    set({ cards })
+  }
+
+  /** The newest closed issues of each repository shown, 50 at a time, interleaved. */
+  async function loadClosed () {
+    if (state.closed.loading) return
+    set({ closed: { ...state.closed, loading: true } })
+    try {
+      const repos = repoIds().filter((r) => !state.closed.loaded || state.closed.next.get(r) != null)
+      const pages = await Promise.all(repos.map(async (repo) => {
+        const before = state.closed.next.get(repo)
+        const page = await client.get<{ data: BulkIssue[], next_before: number | null }>(
+          `/p1/repositories/${repo}/issues/closed?limit=50${before == null ? '' : `&before=${before}`}`)
+        return { repo, page }
+      }))
+      const cards = new Map(state.cards)
+      const next = new Map(state.closed.next)
+      const lists = pages.map(({ repo, page }) => {
+        next.set(repo, page.next_before)
+        return page.data.map((i) => {
+          const key = keyOf(repo, i.issue_number)
+          cards.set(key, { ...cardOf(repo, i), closed: true })
+          return key
+        })
+      })
+      const keys = [...state.closed.keys]
+      const longest = Math.max(0, ...lists.map((l) => l.length))
+      for (let i = 0; i < longest; i++) for (const list of lists) if (i < list.length) keys.push(list[i])
+      set({ cards, closed: { keys, next, loaded: true, loading: false } })
+    } catch (err) {
+      set({ closed: { ...state.closed, loading: false } })
+      failed(err, 'Could not read the closed issues')
+    }
+  }
+
+  function setFilter (patch: Partial<Filter>) {
+    const sprintChanged = patch.sprint !== undefined && patch.sprint !== state.filter.sprint
+    set({ filter: { ...state.filter, ...patch }, ...(sprintChanged ? { sprintIssues: null } : {}) })
+    writeUrl()
+    if (sprintChanged) sprintIssues()
+  }
+
+  function toggleCollapsed (pipeline: string) {
+    const collapsed = new Set(state.collapsed)
+    if (collapsed.has(pipeline)) collapsed.delete(pipeline); else collapsed.add(pipeline)
+    local.setItem(COLLAPSED_KEY, JSON.stringify([...collapsed]))
+    set({ collapsed })
+    if (pipeline === CLOSED && !collapsed.has(CLOSED) && !state.closed.loaded) loadClosed()
+  }
+
+  function setView (view: State['view']) {
+    set({ view })
+    writeUrl()
+  }
+
+  /** One click from a milestone's or a release report's name: the Reports view with its burndown. */
+  function showBurndown (burndown: string) {
+    set({ view: 'reports', burndown, panel: null })
+    writeUrl()
+  }
+
+  function setBurndown (burndown: string) {
+    set({ burndown })
+    writeUrl()
+  }
+
+  /** A report as CSV, saved as a file: read with the token in its header (never in an address), then handed to the browser. */
+  async function download (path: string, filename: string, save: (text: string, filename: string) => void) {
+    try {
+      save(await client.text(`${path}${path.includes('?') ? '&' : '?'}format=csv`), filename)
+      say(`Downloaded ${filename}.`)
+    } catch (err) {
+      failed(err, `Could not download ${filename}`)
+    }
+  }
+
+  /**
+   * Opens an issue on the repository's issue host (or here, for a repository without a connection)
+   * and places it at the top of the pipeline. Answers the server's message when it refuses.
+   */
+  async function createIssue (repo: number, pipeline: string, input: NewIssue): Promise<string | null> {
+    let made: BulkIssue | undefined
+    try {
+      made = await client.send<BulkIssue>('POST', `/p1/repositories/${repo}/issues`, { ...input, pipeline_id: pipeline, position: 'top' })
+    } catch (err) {
+      failed(err, 'Could not open the issue')
+      return err instanceof Error ? err.message : String(err)
+    }
+    if (made !== undefined) {
+      const cards = new Map(state.cards)
+      const key = keyOf(repo, made.issue_number)
+      cards.set(key, cardOf(repo, made))
+      set({ cards, creating: null, focus: key })
+      say(`Opened #${made.issue_number} ${made.title}.`)
+    }
+    await refresh()
+    return null
+  }
+
+  /** Closes or reopens the issue on its host, then here: a closed issue leaves the board for the Closed column. */
+  async function setIssueState (key: string, verb: 'close' | 'reopen') {
+    const card = state.cards.get(key)
+    if (card === undefined) return
+    let answer: BulkIssue | undefined
+    try {
+      answer = await client.send<BulkIssue>('POST', `/p1/repositories/${card.repo}/issues/${card.number}/${verb}`, {})
+    } catch (err) {
+      failed(err, `Could not ${verb} #${card.number}`)
+      return
+    }
+    const cards = new Map(state.cards)
+    cards.set(key, { ...card, ...(answer === undefined ? {} : cardOf(card.repo, answer)), closed: verb === 'close' })
+    const keys = state.closed.keys.filter((k) => k !== key)
+    if (verb === 'close' && state.closed.loaded) keys.unshift(key)
+    set({ cards, closed: { ...state.closed, keys } })
+    say(verb === 'close' ? `Closed #${card.number}.` : `Reopened #${card.number}.`)
+    await refresh()
+  }
+
+  const repoOf = (key: string): number => Number(key.split('#')[0])
+
+  /** Moves a card to `slot` among the cards shown in a pipeline; one request; the card stays where it was put. */
+  async function move (key: string, pipeline: string, slot: number, shown: string[]) {
+    const card = state.cards.get(key)
+    const choice = state.choice
+    if (card === undefined || choice === null) return
+    const from = Object.keys(state.columns).find((id) => state.columns[id].includes(key))
+    const column = state.columns[pipeline] ?? []
+    const others = shown.filter((k) => k !== key)
+    const position = repoIndex(column, shown, key, slot, repoOf)
+    const current = from === undefined ? -1 : state.columns[from].filter((k) => repoOf(k) === card.repo).indexOf(key)
+    if (from === pipeline && current === position) {
+      set({ focus: key })
+      return
+    }
+    const target = state.pipelines.find((p) => p.id === pipeline)
+    try {
+      await client.send('POST', `/p2/workspaces/${choice.workspace}/repositories/${card.repo}/issues/${card.number}/moves`, { pipeline_id: pipeline, position })
+    } catch (err) {
+      set({ columns: { ...state.columns }, focus: key })
+      failed(err, `Could not move #${card.number}`)
+      return
+    }
+    const columns = { ...state.columns }
+    if (from !== undefined) columns[from] = columns[from].filter((k) => k !== key)
+    columns[pipeline] = placeIn(columns[pipeline].filter((k) => k !== key), key, others[slot])
+    set({ columns, focus: key })
+    say(`Moved #${card.number} to ${target?.name ?? pipeline}, position ${position + 1}.`)
+    refresh()
+  }
+
+  async function setEstimate (key: string, value: number | null) {
+    const card = state.cards.get(key)
+    if (card === undefined) return false
+    try {
+      await client.send('PUT', `/p1/repositories/${card.repo}/issues/${card.number}/estimate`, { estimate: value })
+    } catch (err) {
+      failed(err, `Could not set the estimate of #${card.number}`)
+      return false
+    }
+    const cards = new Map(state.cards)
+    cards.set(key, { ...card, estimate: value })
+    set({ cards })
+    say(value === null ? `Cleared the estimate of #${card.number}.` : `#${card.number} is estimated at ${value}.`)
+    refresh()
+    return true
+  }
+
+  /** Adds or removes the issue's membership of an epic. */
+  async function setEpic (key: string, epic: string, member: boolean) {
+    const card = state.cards.get(key)
+    const [epicRepo, epicNumber] = epic.split('#').map(Number)
+    if (card === undefined) return
+    const ref = [{ repo_id: card.repo, issue_number: card.number }]
+    try {
+      await client.send('POST', `/p1/repositories/${epicRepo}/epics/${epicNumber}/update_issues`, member ? { add_issues: ref, remove_issues: [] } : { add_issues: [], remove_issues: ref })
+    } catch (err) {
+      failed(err, `Could not change the epics of #${card.number}`)
+      return
+    }
+    say(member ? `Added #${card.number} to epic #${epicNumber}.` : `Removed #${card.number} from epic #${epicNumber}.`)
+    await relations().catch((err: unknown) => failed(err, 'Could not read the epics'))
+  }
+
+  /** Adds or removes a dependency: `blocking` blocks `blocked`. */
+  async function setDependency (blocking: string, blocked: string, present: boolean) {
+    const ref = (key: string) => { const [repo_id, issue_number] = key.split('#').map(Number); return { repo_id, issue_number } }
+    try {
+      await client.send(present ? 'POST' : 'DELETE', '/p1/dependencies', { blocking: ref(blocking), blocked: ref(blocked) })
+    } catch (err) {
+      failed(err, 'Could not change the dependency')
+      return
+    }
+    say(present ? `#${ref(blocking).issue_number} now blocks #${ref(blocked).issue_number}.` : `#${ref(blocking).issue_number} no longer blocks #${ref(blocked).issue_number}.`)
+    await relations().catch((err: unknown) => failed(err, 'Could not read the dependencies'))
+  }
+
+  return {
+    state,
+    client,
+    subscribe (listener: () => void) { listeners.add(listener); return () => listeners.delete(listener) },
+    set,
+    say,
+    /** The page's own address (path and query), where a provider's sign-in comes back to. */
+    here: () => `${location.pathname}${location.search}`,
+    start,
+    signIn,
+    signOut,
+    choose,
+    refresh,
+    loadClosed,
+    learn,
+    setFilter,
+    toggleCollapsed,
+    setView,
+    setBurndown,
+    showBurndown,
+    createIssue,
+    setIssueState,
+    download,
+    /** The repositories the board shows. */
+    repoIds,
+    move,
+    setEstimate,
+    setEpic,
+    setDependency,
+    /** The page tells whether it is hidden: polling rests while it is. */
+    watchVisibility (hidden: () => boolean) { isHidden = hidden },
+    resetFilter () { setFilter(emptyFilter()) },
+    stop () { clearTimeout(timer); generation++ }
+  }
+}
+
+interface Ref { repo_id: number, issue_number: number }
+interface BoardIssueLite { issue_number: number, is_epic: boolean, estimate?: { value: number } }

@@ -1,0 +1,64 @@
+import type { Static } from '../schemas/common.js'
+import type { AuditEntry } from '../schemas/audit.js'
+import { Invalid } from './errors.js'
+import { nowIso } from './ids.js'
+import type { Executor } from './transaction.js'
+
+export type AuditEntryRow = Static<typeof AuditEntry>
+
+/** What one audit line says; `detail` must never hold a secret (tokens, session ids, codes). */
+export interface AuditRecord {
+  /** `admin`, `user:<login>`, `system`, `host:<connection id>`, or `anonymous` for a refused sign-in */
+  actor: string
+  /** dotted name: `token.created`, `session.ended`, `sign_in.refused`, `admin.post` … */
+  action: string
+  target?: string | null
+  /** the client's address (request.ip) */
+  address?: string | null
+  detail?: Record<string, unknown>
+}
+
+const MAX_DETAIL = 2000
+
+/** The audit log: appended in the same transaction as what it records, listed newest first. */
+export function createAuditRepository (db: Executor) {
+  return {
+    async record (entry: AuditRecord): Promise<void> {
+      let detail = entry.detail === undefined ? null : JSON.stringify(entry.detail)
+      if (detail !== null && detail.length > MAX_DETAIL) detail = JSON.stringify({ truncated: detail.slice(0, MAX_DETAIL) })
+      await db.insertInto('audit_log').values({
+        at: nowIso(),
+        actor: entry.actor,
+        action: entry.action,
+        target: entry.target ?? null,
+        address: entry.address ?? null,
+        detail
+      }).execute()
+    },
+
+    /** A page of entries, newest first; `cursor` is the `next_cursor` of the page before. */
+    async list (cursor: string | undefined, limit: number): Promise<{ entries: AuditEntryRow[], next_cursor: string | null }> {
+      let before: number | undefined
+      if (cursor !== undefined && cursor !== '') {
+        before = Number(cursor)
+        if (!Number.isSafeInteger(before) || before < 1) throw new Invalid('cursor is not one this server gave (use next_cursor of the page before)')
+      }
+      let query = db.selectFrom('audit_log').select(['id', 'at', 'actor', 'action', 'target', 'address', 'detail']).orderBy('id', 'desc').limit(limit + 1)
+      if (before !== undefined) query = query.where('id', '<', before)
+      const rows = await query.execute()
+      const page = rows.slice(0, limit)
+      return {
+        entries: page.map((r) => ({ ...r, id: Number(r.id), detail: r.detail === null ? null : JSON.parse(r.detail) as Record<string, unknown> })),
+        next_cursor: rows.length > limit ? String(page[page.length - 1].id) : null
+      }
+    },
+
+    /** Drops entries older than `days` days. */
+    async prune (days: number, now = Date.now()): Promise<number> {
+      const done = await db.deleteFrom('audit_log').where('at', '<', new Date(now - days * 86_400_000).toISOString()).executeTakeFirst()
+      return Number(done.numDeletedRows)
+    }
+  }
+}
+
+export type AuditRepository = ReturnType<typeof createAuditRepository>

@@ -1,0 +1,225 @@
+import { sql } from 'kysely'
+import type { IssueRef } from '../schemas/common.js'
+import { Conflict, Invalid } from './errors.js'
+import { newObjectId, nowIso } from './ids.js'
+import { notedEvents, type Executor } from './transaction.js'
+import { isCalendarDate, isTimeZone } from './zoned-time.js'
+
+export interface RestoredEvent {
+  type: 'estimateIssue' | 'transferIssue' | 'labelIssue' | 'unlabelIssue' | 'assignIssue' | 'unassignIssue'
+  created_at: string
+  /** the label or login of a label or assignee event */
+  subject?: string | null
+  user_id?: number | null
+  from_estimate?: number | null
+  to_estimate?: number | null
+  from_pipeline?: string | null
+  to_pipeline?: string | null
+  workspace_id?: string | null
+}
+
+export interface RestoredSprints {
+  workspace_id: string
+  length_weeks: number
+  starts_on: string
+  time_zone: string
+  carry_over: boolean
+  updated_at?: string
+  sprints: Array<{
+    id: string
+    number: number
+    name: string
+    starts_at: string
+    ends_at: string
+    started: boolean
+    ended: boolean
+    issues: Array<{ issue_id: number, added_at: string, open: boolean, carried_from?: string }>
+  }>
+  events: Array<{ sprint_id: string, type: 'sprint_started' | 'sprint_ended' | 'sprint_issue_added' | 'sprint_issue_removed', issue_id?: number, user_id?: number, carried?: boolean, at: string }>
+}
+
+export interface RestoredReport {
+  id?: string
+  title: string
+  description?: string
+  start_date: string
+  desired_end_date: string
+  created_at?: string
+  closed_at?: string | null
+  state?: 'open' | 'closed'
+  repositories: number[]
+}
+
+const iso = (value: string): string => new Date(value).toISOString()
+
+/**
+ * What a fixture holds beyond repositories, issues and workspaces (an export's planning data),
+ * written as it was: positions, events, epics, dependencies and release reports keep their
+ * times and ids. Used inside the fixture loader's one transaction.
+ */
+export function createRestoreRepository (db: Executor) {
+  const issueId = async (ref: IssueRef, where: string): Promise<number> => {
+    const row = await db.selectFrom('issues').select('id').where('repo_id', '=', ref.repo_id).where('number', '=', ref.issue_number).executeTakeFirst()
+    if (row === undefined) throw new Invalid(`${where}: issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
+    return Number(row.id)
+  }
+
+  return {
+    issueId,
+
+    async markRepository (repoId: number, change: { html_url?: string | null, placeholder?: boolean }): Promise<void> {
+      await db.updateTable('repositories').set({
+        ...(change.html_url === undefined ? {} : { html_url: change.html_url }),
+        ...(change.placeholder === undefined ? {} : { placeholder: change.placeholder ? 1 : 0 })
+      }).where('id', '=', repoId).execute()
+    },
+
+    async setIssueCreatedAt (id: number, createdAt: string): Promise<void> {
+      await db.updateTable('issues').set({ created_at: iso(createdAt) }).where('id', '=', id).execute()
+    },
+
+    async setPlanningChangedAt (id: number, at: string): Promise<void> {
+      await db.updateTable('issues').set({ planning_changed_at: iso(at) }).where('id', '=', id).execute()
+    },
+
+    /** The issue's position (its rank) in a workspace's pipeline, as the board shows it. */
+    async setPosition (id: number, workspaceId: string, position: number): Promise<void> {
+      const result = await db.updateTable('placements').set({ position, rank: position }).where('issue_id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst()
+      if (Number(result.numUpdatedRows) === 0) throw new Invalid(`workspace ${workspaceId} does not hold the issue's repository`)
+    },
+
+    /** Appends an event; the transaction's commit stamps its feed order (events keep the order they are added in). */
+    async addEvent (id: number, event: RestoredEvent): Promise<void> {
+      notedEvents(db)
+      await db.insertInto('issue_events').values({
+        issue_id: id,
+        user_id: event.user_id ?? null,
+        type: event.type,
+        created_at: iso(event.created_at),
+        from_estimate: event.from_estimate ?? null,
+        to_estimate: event.to_estimate ?? null,
+        from_pipeline: event.from_pipeline ?? null,
+        to_pipeline: event.to_pipeline ?? null,
+        workspace_id: event.workspace_id ?? null,
+        subject: event.subject ?? null
+      }).execute()
+    },
+
+    /** The issue host's labels and assignees of an issue, as they were. */
+    async setLabelsAndAssignees (
+      id: number, labels: Array<{ name: string, color?: string | null }>, assignees: Array<{ login: string, avatar_url?: string | null }>
+    ): Promise<void> {
+      if (new Set(labels.map((l) => l.name)).size < labels.length) throw new Invalid('a label is named twice')
+      if (new Set(assignees.map((a) => a.login)).size < assignees.length) throw new Invalid('an assignee is named twice')
+      if (labels.length > 0) await db.insertInto('issue_labels').values(labels.map((l) => ({ issue_id: id, name: l.name, color: l.color ?? null }))).execute()
+      if (assignees.length > 0) await db.insertInto('issue_assignees').values(assignees.map((a) => ({ issue_id: id, login: a.login, avatar_url: a.avatar_url ?? null }))).execute()
+    },
+
+    /**
+     * A workspace's sprint configuration with its sprints as settled so far, their issues and the
+     * sprint events: reads then settle what is due from there, as they would have on the old server.
+     */
+    async addSprints (input: RestoredSprints): Promise<void> {
+      const workspace = await db.selectFrom('workspaces').select('id').where('id', '=', input.workspace_id).executeTakeFirst()
+      if (workspace === undefined) throw new Invalid(`workspace ${input.workspace_id} does not exist`)
+      if (!isTimeZone(input.time_zone)) throw new Invalid(`'${input.time_zone}' is not an IANA time zone`)
+      if (!isCalendarDate(input.starts_on)) throw new Invalid(`starts_on '${input.starts_on}' is not a date`)
+      if (await db.selectFrom('sprint_configs').select('workspace_id').where('workspace_id', '=', input.workspace_id).executeTakeFirst() !== undefined) {
+        throw new Conflict(`workspace ${input.workspace_id} has a sprint configuration already`)
+      }
+      await db.insertInto('sprint_configs').values({
+        workspace_id: input.workspace_id,
+        length_weeks: input.length_weeks,
+        starts_on: input.starts_on,
+        time_zone: input.time_zone,
+        carry_over: input.carry_over ? 1 : 0,
+        updated_at: input.updated_at === undefined ? nowIso() : iso(input.updated_at)
+      }).execute()
+      const ids = new Set<string>()
+      for (const sprint of input.sprints) {
+        const taken = ids.has(sprint.id) || await db.selectFrom('sprints').select('id').where('id', '=', sprint.id).executeTakeFirst() !== undefined
+        if (taken) throw new Conflict(`sprint ${sprint.id} already exists`)
+        if (Date.parse(sprint.ends_at) <= Date.parse(sprint.starts_at)) throw new Invalid(`sprint ${sprint.id} ends before it starts`)
+        ids.add(sprint.id)
+        const { issues: _issues, started, ended, ...fields } = sprint
+        await db.insertInto('sprints').values({
+          ...fields,
+          workspace_id: input.workspace_id,
+          starts_at: iso(sprint.starts_at),
+          ends_at: iso(sprint.ends_at),
+          started: started ? 1 : 0,
+          ended: ended ? 1 : 0
+        }).execute()
+      }
+      const open = new Set<number>()
+      for (const sprint of input.sprints) {
+        for (const member of sprint.issues) {
+          if (member.carried_from !== undefined && !ids.has(member.carried_from)) throw new Invalid(`sprint ${sprint.id}: carried from sprint ${member.carried_from}, which is not in the workspace`)
+          if (member.open && open.has(member.issue_id)) throw new Invalid(`sprint ${sprint.id}: an issue is in two open sprints`)
+          if (member.open) open.add(member.issue_id)
+          await db.insertInto('sprint_issues').values({
+            sprint_id: sprint.id,
+            workspace_id: input.workspace_id,
+            issue_id: member.issue_id,
+            open: member.open ? 1 : 0,
+            added_at: iso(member.added_at),
+            carried_from: member.carried_from ?? null
+          }).execute()
+        }
+      }
+      for (const event of input.events) {
+        if (!ids.has(event.sprint_id)) throw new Invalid(`a sprint event names sprint ${event.sprint_id}, which is not in the workspace`)
+        await db.insertInto('sprint_events').values({
+          workspace_id: input.workspace_id,
+          sprint_id: event.sprint_id,
+          type: event.type,
+          issue_id: event.issue_id ?? null,
+          user_id: event.user_id ?? null,
+          carried: event.carried === true ? 1 : 0,
+          at: iso(event.at)
+        }).execute()
+      }
+    },
+
+    async makeEpic (id: number, children: number[]): Promise<void> {
+      await db.updateTable('issues').set({ is_epic: 1 }).where('id', '=', id).execute()
+      for (const child of children) {
+        if (child === id) throw new Invalid('an epic cannot contain itself')
+        await db.insertInto('epic_issues').values({ epic_id: id, issue_id: child }).onConflict((oc) => oc.columns(['epic_id', 'issue_id']).doNothing()).execute()
+      }
+    },
+
+    async addDependency (blocking: number, blocked: number, createdAt?: string): Promise<void> {
+      if (blocking === blocked) throw new Invalid('an issue cannot block itself')
+      await db.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: createdAt === undefined ? nowIso() : iso(createdAt) })
+        .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).execute()
+    },
+
+    async addReleaseReport (report: RestoredReport, issues: number[]): Promise<string> {
+      const id = report.id ?? newObjectId()
+      if (await db.selectFrom('release_reports').select('id').where('id', '=', id).executeTakeFirst() !== undefined) throw new Conflict(`release report ${id} already exists`)
+      if (Date.parse(report.desired_end_date) < Date.parse(report.start_date)) throw new Invalid('desired_end_date must not be before start_date')
+      const state = report.state ?? (report.closed_at === undefined || report.closed_at === null ? 'open' : 'closed')
+      await db.insertInto('release_reports').values({
+        id,
+        seq: sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM release_reports)`,
+        title: report.title,
+        description: report.description ?? '',
+        start_date: iso(report.start_date),
+        desired_end_date: iso(report.desired_end_date),
+        created_at: report.created_at === undefined ? nowIso() : iso(report.created_at),
+        closed_at: state === 'closed' ? iso(report.closed_at ?? nowIso()) : null,
+        state
+      }).execute()
+      for (const repoId of new Set(report.repositories)) {
+        const repo = await db.selectFrom('repositories').select('id').where('id', '=', repoId).executeTakeFirst()
+        if (repo === undefined) throw new Invalid(`repository ${repoId} does not exist`)
+        await db.insertInto('release_report_repositories').values({ release_id: id, repo_id: repoId }).execute()
+      }
+      for (const issue of issues) {
+        await db.insertInto('release_report_issues').values({ release_id: id, issue_id: issue }).onConflict((oc) => oc.columns(['release_id', 'issue_id']).doNothing()).execute()
+      }
+      return id
+    }
+  }
+}

@@ -1,0 +1,326 @@
+/// <reference lib="dom" />
+import t, { type Test } from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { renderToString } from 'preact-render-to-string'
+import { ApiError, type Client } from '../board/src/api.js'
+import { Card } from '../board/src/components/card.js'
+import { Column, ROW } from '../board/src/components/column.js'
+import { progress } from '../board/src/components/epics.js'
+import { Filters } from '../board/src/components/filters.js'
+import { Help, KEYS } from '../board/src/components/help.js'
+import { describeEvent, duration, IssuePanel } from '../board/src/components/issue-panel.js'
+import { Picker } from '../board/src/components/picker.js'
+import { loginHref, SignIn } from '../board/src/components/sign-in.js'
+import { burndownChoices, BurndownView, CycleTimeView, VelocityView } from '../board/src/components/reports.js'
+import { burndownChart, cycleTimeChart, dayIn, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
+import { html } from '../board/src/html.js'
+import {
+  cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, matches, mergeColumns, namesIn, noRelations,
+  parseEstimate, placeIn, repoHue, repoIndex, totals, visibleRows,
+  type Card as CardData, type Filter
+} from '../board/src/model.js'
+import { createStore } from '../board/src/store.js'
+
+// The board page's parts without a browser: its decisions as functions, its components rendered to
+// HTML, its store over a fake client. The browser tests (board-page.test.ts) use them together.
+
+const card = (number: number, more: Partial<CardData> = {}): CardData =>
+  ({ key: keyOf(1, number), repo: 1, number, title: `Issue ${number}`, html_url: `https://example.test/${number}`, estimate: null, is_epic: false, closed: false, labels: [], assignees: [], ...more })
+
+t.test('boards of several repositories become one: interleaved by their own order', async (t) => {
+  const pipelines = [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }]
+  const board = (numbers: number[]) => ({ pipelines: [{ id: 'a', name: 'A', issues: numbers.map((n) => ({ issue_number: n, is_epic: false })) }, { id: 'b', name: 'B', issues: [] }] })
+  t.same(mergeColumns(pipelines, [{ repo: 1, board: board([3, 1, 2]) }, { repo: 2, board: board([9]) }]), { a: ['1#3', '2#9', '1#1', '1#2'], b: [] })
+  t.same(mergeColumns(pipelines, []), { a: [], b: [] })
+})
+
+t.test('a drop lands in the card\'s own repository\'s order', async (t) => {
+  const repoOf = (key: string) => Number(key.split('#')[0])
+  const column = ['1#1', '2#5', '1#2', '2#6', '1#3']
+  t.equal(repoIndex(column, column, '1#3', 0, repoOf), 0, 'to the top')
+  t.equal(repoIndex(column, column, '1#3', 2, repoOf), 1, 'before 1#2: after 1#1')
+  t.equal(repoIndex(column, column, '1#1', 4, repoOf), 2, 'to the end')
+  t.equal(repoIndex(column, ['2#5', '1#3'], '1#1', 1, repoOf), 1, 'filtered: before 1#3, after 1#2 which is hidden')
+  t.equal(repoIndex(['2#5'], ['2#5'], '1#9', 1, repoOf), 0, 'into a column without the repository')
+  t.same(placeIn(column, '1#3', '2#5'), ['1#1', '1#3', '2#5', '1#2', '2#6'])
+  t.same(placeIn(column, '1#1', undefined), ['2#5', '1#2', '2#6', '1#3', '1#1'])
+})
+
+t.test('filters: kept in the address, and what they keep', async (t) => {
+  const filter = { ...emptyFilter(), text: 'login', repos: [2, 3], estimate: '1-5' as const, epics: ['1#4'], blocked: 'blocked' as const }
+  const query = filterToQuery(filter, new URLSearchParams('board=w'))
+  t.equal(query.toString(), 'board=w&q=login&repo=2%2C3&estimate=1-5&epic=1%234&blocked=blocked')
+  t.same(filterFromQuery(query), { ...filter, labels: [], assignees: [] }, 'read back as written')
+  t.same(filterFromQuery(new URLSearchParams('repo=x,-1,7&estimate=lots&blocked=maybe')), { ...emptyFilter(), repos: [7] }, 'nonsense in the address is dropped')
+  const relations = noRelations()
+  relations.blockedBy.set('1#2', ['1#1'])
+  relations.epicsOf.set('1#2', ['1#9'])
+  const keeps = (f: Partial<Filter>, c: CardData) => matches(c, { ...emptyFilter(), ...f }, relations)
+  t.ok(keeps({ text: '#2' }, card(2)))
+  t.notOk(keeps({ text: '#2' }, card(12)), '#number is the number, not a part of it')
+  t.ok(keeps({ text: 'SUE 1' }, card(12)), 'text: case-insensitive title')
+  t.notOk(keeps({ repos: [2] }, card(1)))
+  t.ok(keeps({ estimate: 'none' }, card(1)))
+  t.notOk(keeps({ estimate: 'none' }, card(1, { estimate: 3 })))
+  t.ok(keeps({ estimate: '1-5' }, card(1, { estimate: 3 })))
+  t.notOk(keeps({ estimate: '1-5' }, card(1, { estimate: 8 })))
+  t.ok(keeps({ blocked: 'blocked' }, card(2)))
+  t.notOk(keeps({ blocked: 'blocked' }, card(1)))
+  t.ok(keeps({ epics: ['1#9'] }, card(2)))
+  const labelled = card(3, { labels: [{ name: 'bug', color: 'd73a4a' }], assignees: [{ login: 'ann-lee', avatar_url: null }] })
+  t.notOk(keeps({ labels: ['bug'] }, card(2)), 'a label filter leaves out cards without the label')
+  t.ok(keeps({ labels: ['ui', 'bug'] }, labelled), 'any of the chosen labels')
+  t.ok(keeps({ assignees: ['ann-lee'] }, labelled))
+  t.notOk(keeps({ assignees: ['bob'] }, labelled))
+  t.same(labelColors('5319e7'), { background: '#5319e7', text: '#ffffff' }, 'white on a dark label')
+  t.same(labelColors('#FBCA04'), { background: '#fbca04', text: '#000000' }, 'black on a light one')
+  t.equal(labelColors('url(x)'), undefined, 'anything but a hex colour is not used')
+  t.same([initials('ann-lee'), initials('bob'), initials('x')], ['AL', 'BO', 'X'])
+  t.same(namesIn(' bug, ui ,, bug'), ['bug', 'ui'])
+  t.notOk(keeps({ sprint: 'abc' }, card(2)), 'a sprint filter keeps nothing while the sprint\'s issues are read')
+  t.ok(matches(card(2), { ...emptyFilter(), sprint: 'abc' }, relations, new Set(['1#2'])))
+  t.notOk(matches(card(3), { ...emptyFilter(), sprint: 'abc' }, relations, new Set(['1#2'])))
+  t.equal(filterFromQuery(new URLSearchParams('sprint=6b04a8524b2c961bf6b8f738')).sprint, '6b04a8524b2c961bf6b8f738')
+  t.equal(filterFromQuery(new URLSearchParams('sprint=../x')).sprint, '', 'a sprint id is letters and digits')
+  t.same(labelsAndAssignees([labelled, card(4, { labels: [{ name: 'a', color: null }] })]), { labels: [{ name: 'a', color: null }, { name: 'bug', color: 'd73a4a' }], assignees: ['ann-lee'] })
+})
+
+t.test('estimates typed as text: a number, empty to clear, anything else refused', async (t) => {
+  t.same(parseEstimate(' 8 '), { value: 8 })
+  t.same(parseEstimate('0.5'), { value: 0.5 })
+  t.same(parseEstimate(''), { value: null })
+  for (const typo of ['1e', '-', '5-3', '-1', '1e3', 'abc', '1,5']) t.match(parseEstimate(typo), { error: /is not an estimate/ }, typo)
+})
+
+t.test('small decisions: colours, rows drawn, names, totals', async (t) => {
+  t.equal(repoHue({ id: 1, owner: 'acme', name: 'api', html_url: '' }, 1), repoHue({ id: 1, owner: 'acme', name: 'api', html_url: '' }, 1), 'stable')
+  t.not(repoHue({ id: 1, owner: 'acme', name: 'api', html_url: '' }, 1), repoHue({ id: 2, owner: 'acme', name: 'web', html_url: '' }, 2))
+  t.same(visibleRows(1500, 84, 0, 840), { from: 0, to: 16 })
+  t.same(visibleRows(1500, 84, 84 * 1000, 840), { from: 994, to: 1016 })
+  t.same(visibleRows(3, 84, 0, 840), { from: 0, to: 3 })
+  const relations = noRelations()
+  relations.blocking.set('1#2', ['1#3'])
+  relations.epicsOf.set('1#2', ['1#9'])
+  t.equal(cardName(card(2, { estimate: 1, is_epic: true }), 'api', relations, () => '#9 Login'), '#2 Issue 2, api, 1 pt, epic, in epic #9 Login, blocking 1')
+  t.equal(totals([card(1, { estimate: 2.5 }), card(2), card(3, { estimate: 0.25 })]), '3 issues · 2.75 pts')
+  t.equal(describeEvent({ type: 'transferIssue', created_at: '', from_pipeline: { name: 'A' }, to_pipeline: { name: 'B' } }), 'Moved from A to B')
+  t.equal(describeEvent({ type: 'estimateIssue', created_at: '', to_estimate: { value: 3 } }), 'Estimate changed from no estimate to 3 pts')
+  t.equal(duration(90), '2 min')
+  t.equal(duration(3 * 86400), '3 days')
+})
+
+function fakeClient (routes: Record<string, unknown>, sent: Array<[string, string, unknown]> = []): Client {
+  const answer = (path: string) => {
+    const key = Object.keys(routes).find((k) => path.startsWith(k))
+    if (key === undefined) throw new ApiError(`no route ${path}`, 404)
+    const value = routes[key]
+    if (value instanceof ApiError) throw value
+    return structuredClone(value)
+  }
+  return {
+    read: async <T>(path: string) => ({ body: answer(path) as T, etag: '"x"' }),
+    get: async <T>(path: string) => answer(path) as T,
+    href: (path: string) => `/base${path}`,
+    text: async (path: string) => String(answer(path)),
+    send: async <T>(method: string, path: string, body: unknown) => { sent.push([method, path, body]); return undefined as T }
+  }
+}
+const memory = () => {
+  const data = new Map<string, string>()
+  return { getItem: (k: string) => data.get(k) ?? null, setItem: (k: string, v: string) => { data.set(k, v) }, removeItem: (k: string) => { data.delete(k) } }
+}
+const WORKSPACE = { id: 'w', name: 'Team', description: null, repositories: [1, 2], pipelines: [{ id: 'todo', name: 'To Do' }, { id: 'done', name: 'Done' }] }
+const routes = {
+  '/p2/workspaces/w/repositories/1/board': { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 1, is_epic: false }, { issue_number: 2, is_epic: false, estimate: { value: 3 } }] }, { id: 'done', name: 'Done', issues: [] }] },
+  '/p2/workspaces/w/repositories/2/board': { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 7, is_epic: false }] }, { id: 'done', name: 'Done', issues: [] }] },
+  '/p2/workspaces/w/repositories': [{ id: 1, owner: 'acme', name: 'api', html_url: 'h' }, { id: 2, owner: 'acme', name: 'web', html_url: 'h' }],
+  '/p2/workspaces/w/sprints': [],
+  '/p2/workspaces': [WORKSPACE],
+  '/p1/repositories/1/issues?': [{ issue_number: 1, title: 'One', html_url: 'h/1', status: 'open', is_epic: false }, { issue_number: 2, title: 'Two <b>', html_url: 'h/2', status: 'open', is_epic: false }],
+  '/p1/repositories/2/issues?': [{ issue_number: 7, title: 'Seven', html_url: 'h/7', status: 'open', is_epic: false }],
+  '/p1/repositories/1/dependencies': { dependencies: [{ blocking: { repo_id: 1, issue_number: 1 }, blocked: { repo_id: 2, issue_number: 7 } }] },
+  '/p1/repositories/2/dependencies': { dependencies: [] },
+  '/p1/repositories/1/epics': { epic_issues: [] },
+  '/p1/repositories/2/epics': { epic_issues: [] }
+}
+
+async function signedIn (t: Test, sent: Array<[string, string, unknown]> = [], search = '') {
+  const urls: string[] = []
+  const store = createStore({ client: fakeClient(routes, sent), session: memory(), local: memory(), location: { search, pathname: '/board' }, replaceUrl: (u) => urls.push(u) })
+  t.teardown(() => store.stop())
+  await store.signIn('token')
+  return { store, urls }
+}
+
+t.test('the store: sign-in, the workspace board, a move in the card\'s own repository, the filter in the address', async (t) => {
+  const refused = createStore({ client: fakeClient({ '/p2/workspaces': new ApiError('the API token is not valid', 401) }), session: memory(), local: memory(), location: { search: '', pathname: '/' }, replaceUrl: () => {} })
+  await refused.signIn('bad')
+  t.equal(refused.state.phase, 'signed-out')
+  t.equal(refused.state.status.text, 'That token was refused: the API token is not valid')
+
+  const sent: Array<[string, string, unknown]> = []
+  const { store, urls } = await signedIn(t, sent)
+  t.same(store.state.choice, { workspace: 'w', repo: null }, 'the workspace board first')
+  t.same(store.state.columns.todo, ['1#1', '2#7', '1#2'])
+  t.equal(store.state.cards.get('1#2')!.estimate, 3, 'estimates from the board')
+  t.same(store.state.relations.blockedBy.get('2#7'), ['1#1'], 'dependencies across repositories')
+  t.equal(urls.at(-1), '/board?board=w')
+  await store.move('1#2', 'todo', 0, store.state.columns.todo)
+  t.same(sent.at(-1), ['POST', '/p2/workspaces/w/repositories/1/issues/2/moves', { pipeline_id: 'todo', position: 0 }], 'to the top of its own repository')
+  t.same(store.state.columns.todo, ['1#2', '1#1', '2#7'], 'where it was put')
+  store.setFilter({ repos: [2] })
+  t.equal(urls.at(-1), '/board?repo=2&board=w')
+  const again = await signedIn(t, [], '?board=w/2&q=Sev')
+  t.same(again.store.state.choice, { workspace: 'w', repo: 2 }, 'the board in the address')
+  t.equal(again.store.state.filter.text, 'Sev')
+  t.same(Object.values(again.store.state.columns).flat(), ['2#7'], 'one repository only')
+})
+
+t.test('the store: a browser session signs in without a token, the providers\' buttons come back here, sign-out ends the session', async (t) => {
+  const sent: Array<[string, string, unknown]> = []
+  const providers = { providers: [{ id: 'host:c1', name: 'Sign in with GitHub', login_url: '/base/auth/host/c1/login' }], token: true }
+  const store = createStore({
+    client: fakeClient({ ...routes, '/account': { login: 'alice', signed_in_with: { kind: 'session' } }, '/auth/providers': providers }, sent),
+    session: memory(),
+    local: memory(),
+    location: { search: '?board=w/2&q=a b', pathname: '/board' },
+    replaceUrl: () => {}
+  })
+  t.teardown(() => store.stop())
+  await store.start()
+  t.equal(store.state.phase, 'ready')
+  t.same([store.state.token, store.state.viaSession], [null, true], 'signed in by the session')
+  t.same(store.state.choice, { workspace: 'w', repo: 2 })
+  t.equal(store.state.providers.length, 1)
+  await store.signOut()
+  t.equal(store.state.phase, 'signed-out')
+  t.same(sent.at(-1), ['POST', '/auth/logout', undefined], 'the session ends at the server')
+  const form = renderToString(html`<${SignIn} store=${store} />`)
+  t.match(form, 'href="/base/auth/host/c1/login?return_to=%2Fboard%3Fboard%3Dw%2F2%26q%3Da%20b"', 'back to this page, its query kept')
+  t.ok(form.indexOf('Sign in with GitHub') < form.indexOf('API token'), 'the buttons above the token field')
+  t.equal(loginHref('/auth/oidc/login', `/board?q=${'x'.repeat(600)}`), '/auth/oidc/login?return_to=%2Fboard', 'too long an address comes back without its query')
+
+  const none = createStore({
+    client: fakeClient({ '/account': new ApiError('no token', 401), '/auth/providers': { providers: [], token: true } }, sent),
+    session: memory(),
+    local: memory(),
+    location: { search: '', pathname: '/' },
+    replaceUrl: () => {}
+  })
+  const before = sent.length
+  await none.start()
+  t.same([none.state.phase, none.state.status.text], ['signed-out', ''], 'no session: the form, quietly')
+  t.notMatch(renderToString(html`<${SignIn} store=${none} />`), '<a', 'no provider, no button')
+  await none.signIn('token-that-fails')
+  t.equal(sent.length, before, 'a refused token calls no /auth/logout')
+})
+
+t.test('components render roles and names, text escaped', async (t) => {
+  const { store } = await signedIn(t)
+  const relations = store.state.relations
+  const place = { top: 0, index: 0, count: 3, focused: false, editing: false, dragging: false }
+  const handlers = { onEdit: () => {}, onEstimate: async () => true, onSay: () => {}, onFocus: () => {} }
+  const props = { repo: store.state.repos.get(1), showRepo: true, relations, epicName: (k: string) => k, ...place, ...handlers }
+  const two = renderToString(html`<${Card} card=${store.state.cards.get('1#2')} ...${props} />`)
+  t.match(two, /aria-label="#2 Two &lt;b>, api, 3 pts"/, 'the name starts with #number title; the title is text')
+  t.match(two, /<span class="title">Two &lt;b><\/span>/)
+  t.match(two, />3 pts<\/button>/, 'the estimate when set')
+  const one = renderToString(html`<${Card} card=${store.state.cards.get('1#1')} ...${props} />`)
+  t.notMatch(one, /no estimate<\/|class="estimate"/, 'no estimate pill when none is set')
+  t.match(one, /Blocking 1/)
+  const seven = renderToString(html`<${Card} card=${store.state.cards.get('2#7')} ...${props} repo=${store.state.repos.get(2)} />`)
+  t.match(seven, /aria-label="#7 Seven, web, no estimate, blocked by 1"/)
+  t.match(seven, /class="badge blocked">Blocked/)
+
+  const cards = Array.from({ length: 1500 }, (_, i) => card(i + 1))
+  const column = renderToString(html`<${Column} id="todo" name="To Do" cards=${cards} collapsed=${false} filtering=${false} dropSlot=${null} focusIndex=${-1}
+    onToggle=${() => {}} renderCard=${(c: CardData) => html`<li key=${c.key}>${c.title}</li>`} />`)
+  t.match(column, /role="list" aria-label="To Do"/)
+  t.match(column, /1500 issues · 0 pts/)
+  t.match(column, new RegExp(`height: ?${1500 * ROW}px`))
+  t.ok((column.match(/<li/g) ?? []).length < 40, 'a long column draws a window of rows')
+  t.match(renderToString(html`<${Column} id="x" name="Done" cards=${[]} collapsed=${false} filtering=${true} dropSlot=${null} focusIndex=${-1} onToggle=${() => {}} renderCard=${() => null} />`),
+    /No card here matches the filter/, 'an empty column says why')
+  t.match(renderToString(html`<${Column} id="x" name="Done" cards=${[]} collapsed=${true} filtering=${false} dropSlot=${null} focusIndex=${-1} onToggle=${() => {}} renderCard=${() => null} />`),
+    /aria-expanded="false"/)
+
+  const filters = renderToString(html`<${Filters} store=${store} inputRef=${{ current: null }} />`)
+  t.match(filters, /type="search" aria-label="Filter"/)
+  for (const name of ['Repository', 'Labels', 'Assignees', 'Epics', 'Estimate']) t.match(filters, new RegExp(`aria-expanded="false"[^>]*>${name}</button>`), name)
+  const picker = renderToString(html`<${Picker} store=${store} />`)
+  t.match(picker, /<optgroup label="Team"><option selected value="w">Team: all repositories<\/option><option value="w\/1">Team: acme\/api<\/option>/)
+  const panel = renderToString(html`<${IssuePanel} store=${store} issueKey="1#2" onClose=${() => {}} />`)
+  t.match(panel, /<dialog[^>]*aria-labelledby="panel-title"/)
+  t.match(panel, /<h2 id="panel-title">#2 Two &lt;b><\/h2>/)
+  t.match(panel, />Close<\/button>/)
+  t.match(renderToString(html`<${Help} onClose=${() => {}} />`), /Keyboard help/)
+  t.equal(KEYS.length, 8)
+  t.same(progress(store, '1#9'), { closed: 0, total: 0, donePoints: 0, totalPoints: 0 })
+})
+
+const BURNDOWN: BurndownReport = {
+  time_zone: 'Europe/Berlin',
+  starts_at: '2026-03-22T23:00:00.000Z',
+  ends_at: '2026-03-25T23:00:00.000Z',
+  days: [{ date: '2026-03-23', remaining_points: 10, remaining_issues: 3, closed_points: 0 }, { date: '2026-03-24', remaining_points: 4, remaining_issues: 1, closed_points: 6 }],
+  ideal: [{ date: '2026-03-23', remaining_points: 10 }, { date: '2026-03-24', remaining_points: 5 }, { date: '2026-03-25', remaining_points: 0 }],
+  scope_changes: [{ at: '2026-03-23T23:30:00.000Z', repo_id: 1, issue_number: 5, change: 'estimate', points: -2 }]
+}
+
+t.test('charts: axes, lines, bars and dots where the numbers say', async (t) => {
+  t.same([niceMax(0), niceMax(0.4), niceMax(3), niceMax(10), niceMax(11), niceMax(260)], [1, 0.5, 5, 10, 20, 500])
+  t.equal(dayIn('2026-03-23T23:30:00.000Z', 'Europe/Berlin'), '2026-03-24', 'a scope change falls on its day in the report\'s zone')
+  const chart = burndownChart(BURNDOWN)
+  const bottom = FRAME.height - FRAME.bottom
+  t.same(chart.dates, ['2026-03-23', '2026-03-24', '2026-03-25'])
+  const middle = FRAME.left + (FRAME.width - FRAME.left - FRAME.right) / 2
+  t.same(chart.actual.map((p) => [p.x, p.y]), [[FRAME.left, FRAME.top], [middle, FRAME.top + (bottom - FRAME.top) * 0.6]])
+  t.equal(chart.ideal.at(-1)!.y, bottom, 'the ideal line ends at 0')
+  t.equal(chart.ideal.at(-1)!.x, FRAME.width - FRAME.right, 'on the last day')
+  t.same(chart.scope, [{ x: chart.actual[1].x, label: '2026-03-24: #5 re-estimated (-2 pts)' }])
+  t.equal(chart.actual[0].label, '2026-03-23: 10 pts remaining, 3 open')
+  const sprint = { starts_at: '', ends_at: '' }
+  const sprints = [{ ...sprint, id: 'a', name: 'Sprint 1', points_closed: 5, issues_closed: 1 }, { ...sprint, id: 'b', name: 'Sprint 2', points_closed: 2.5, issues_closed: 2 }]
+  const velocity = velocityChart({ sprints, average_points: 3.75, average_issues: 1.5 })
+  t.same(velocity.bars.map((b) => [b.height, b.label]), [[bottom - FRAME.top, 'Sprint 1: 5 pts, 1 issue closed'], [(bottom - FRAME.top) / 2, 'Sprint 2: 2.5 pts, 2 issues closed']])
+  t.equal(velocity.average, FRAME.top + (bottom - FRAME.top) / 4)
+  const cycle = cycleTimeChart({
+    from: '2026-03-01T00:00:00.000Z',
+    to: '2026-03-11T00:00:00.000Z',
+    start_pipeline_id: 'x',
+    count: 1,
+    p50: 2,
+    p85: 2,
+    p95: null,
+    issues: [{ repo_id: 1, issue_number: 3, title: 'T', started_at: '2026-03-04T00:00:00.000Z', closed_at: '2026-03-06T00:00:00.000Z', days: 2 }]
+  })
+  t.same(cycle.dots.map((d) => [d.x, d.y, d.label]), [[FRAME.left + (FRAME.width - FRAME.left - FRAME.right) / 2, FRAME.top, '#3 T: 2 days']])
+  t.same(cycle.lines.map((l) => l.label), ['p50, p85 2 days'], 'equal percentiles share a line; a null one draws none')
+})
+
+t.test('reports render a chart with a summary, a table, and say when there is nothing to draw', async (t) => {
+  const burndown = renderToString(html`<${BurndownView} report=${BURNDOWN} name="Sprint <1>" />`)
+  t.match(burndown, /<svg[^>]*role="img" aria-label="Burndown of Sprint &lt;1>: 4 points remaining on 2026-03-24, ideal from 10 to 0, 1 scope change"/)
+  t.equal((burndown.match(/<circle/g) ?? []).length, 2, 'one dot per measured day')
+  t.match(burndown, /<caption>Burndown of Sprint &lt;1>, by day \(Europe\/Berlin\): points remaining/)
+  t.match(burndown, /<th scope="row">2026-03-25<\/th><td><\/td><td><\/td>\s*<td><\/td><td>0<\/td>/, 'a day to come: only the ideal')
+  t.match(renderToString(html`<${VelocityView} report=${{ sprints: [], average_points: 0, average_issues: 0 }} />`), /No closed sprint yet/)
+  t.match(renderToString(html`<${CycleTimeView} report=${{ from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z', start_pipeline_id: null, issues: [], count: 0, p50: null, p85: null, p95: null }} />`),
+    /No issue closed from 2026-01-01 to 2026-03-01/)
+  const choices = burndownChoices([
+    { id: 'a1', name: 'Sprint 1', starts_at: '', ends_at: '', state: 'closed' }, { id: 'b2', name: 'Sprint 2', starts_at: '', ends_at: '', state: 'active' },
+    { id: 'c3', name: 'Sprint 3', starts_at: '', ends_at: '', state: 'future' }
+  ], [{ repo: 7, number: 2, title: 'v1', repoName: 'api' }], [{ release_id: 'ff', title: 'Launch' }])
+  t.same(choices.map((c) => [c.value, c.label, c.path]), [
+    ['sprint:b2', 'Sprint 2 (current)', '/p2/sprints/b2/burndown'], ['sprint:a1', 'Sprint 1', '/p2/sprints/a1/burndown'],
+    ['milestone:7:2', 'v1 (api)', '/p1/repositories/7/milestones/2/burndown'], ['release:ff', 'Launch', '/p1/reports/release/ff/burndown']
+  ], 'the current sprint first, then the closed ones, milestones and release reports; sprints to come have no burndown yet')
+})
+
+t.test('the page\'s sources never write HTML from strings', async (t) => {
+  const dir = new URL('../board/src/', import.meta.url)
+  const files = [...readdirSync(dir), ...readdirSync(new URL('components/', dir)).map((f) => join('components', f))].filter((f) => f.endsWith('.ts'))
+  t.ok(files.length >= 10)
+  for (const file of files) t.notMatch(readFileSync(new URL(file, dir), 'utf8'), /innerHTML|dangerouslySetInnerHTML|insertAdjacentHTML|document\.write/, file)
+})

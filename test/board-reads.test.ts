@@ -1,0 +1,65 @@
+import t from 'tap'
+import { build, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD } from './helper.js'
+
+t.test('a workspace\'s readable repositories with their names', async (t) => {
+  const app = await build(t)
+  const alice = await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories` })
+  t.equal(alice.statusCode, 200)
+  t.same(alice.json().map((r: { id: number, owner: string, name: string, html_url: string }) => [r.id, `${r.owner}/${r.name}`, r.html_url]), [
+    [REPO, 'acme/api', 'https://github.com/acme/api'],
+    [OTHER_REPO, 'acme/web', 'https://github.com/acme/web'],
+    [PRIVATE_REPO, 'acme/secret', 'https://github.com/acme/secret']
+  ])
+  t.same((await app.as('bob', { url: `/p2/workspaces/${WS_OLD}/repositories` })).json().map((r: { id: number }) => r.id), [REPO, OTHER_REPO], 'only what bob can read')
+  t.same((await app.as('carol', { url: `/p2/workspaces/${WS_NEW}/repositories` })).json().map((r: { name: string }) => r.name), ['api'])
+  const dave = await app.as('dave', { url: `/p2/workspaces/${WS_OLD}/repositories` })
+  t.equal(dave.statusCode, 404, 'no readable repository: no workspace')
+  t.match(dave.json(), { message: `workspace ${WS_OLD} not found` })
+  t.equal((await app.as('alice', { url: '/p2/workspaces/nope/repositories' })).statusCode, 404)
+  t.equal((await app.inject({ url: `/p2/workspaces/${WS_OLD}/repositories` })).statusCode, 401, 'a token is needed')
+})
+
+t.test('closed issues, highest number first, a page at a time', async (t) => {
+  const app = await build(t)
+  for (const n of [8, 9, 10]) {
+    t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `Done ${n}`, state: 'closed' } })).statusCode, 201)
+  }
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/9/estimate`, payload: { estimate: 3 } })).statusCode, 200)
+  const first = await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?limit=2` })
+  t.equal(first.statusCode, 200)
+  t.same(first.json(), {
+    data: [
+      { issue_number: 10, title: 'Done 10', html_url: 'https://github.com/acme/api/issues/10', is_epic: false },
+      { issue_number: 9, title: 'Done 9', html_url: 'https://github.com/acme/api/issues/9', is_epic: false, estimate: { value: 3 } }
+    ],
+    next_before: 9
+  })
+  const second = (await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?limit=2&before=9` })).json()
+  t.same(second.data.map((i: { issue_number: number }) => i.issue_number), [8, 7], 'the next page')
+  t.equal(second.next_before, null, 'the last page says so')
+  t.same((await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?before=7` })).json(), { data: [], next_before: null }, 'nothing below the oldest')
+  t.equal((await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed` })).json().data.length, 4, '50 by default')
+  const bad = await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?limit=101` })
+  t.equal(bad.statusCode, 400)
+  t.match(bad.json().message, /limit/)
+  t.equal((await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?before=x` })).statusCode, 400)
+  t.equal((await app.as('carol', { url: `/p1/repositories/${PRIVATE_REPO}/issues/closed` })).statusCode, 404, 'no read access: 404')
+})
+
+t.test('a sprint\'s issues, only of readable repositories', async (t) => {
+  const app = await build(t)
+  const starts = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10)
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${WS_OLD}/sprint_config`, payload: { length_weeks: 2, starts_on: starts, time_zone: 'UTC', carry_over: true } })).statusCode, 200)
+  const [sprint, next] = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/sprints` })).json()
+  const issues = [{ repo_id: REPO, issue_number: 3 }, { repo_id: PRIVATE_REPO, issue_number: 1 }, { repo_id: REPO, issue_number: 1 }]
+  t.equal((await app.as('alice', { method: 'POST', url: `/p2/sprints/${sprint.id}/issues`, payload: { issues } })).statusCode, 200)
+  const url = `/p2/sprints/${sprint.id}/issues`
+  const alice = await app.as('alice', { url })
+  t.equal(alice.statusCode, 200)
+  t.same(alice.json(), { issues: [{ repo_id: REPO, issue_number: 1 }, { repo_id: REPO, issue_number: 3 }, { repo_id: PRIVATE_REPO, issue_number: 1 }] }, 'by repository and number')
+  t.same((await app.as('bob', { url })).json(), { issues: [{ repo_id: REPO, issue_number: 1 }, { repo_id: REPO, issue_number: 3 }] }, 'not the issue bob cannot read')
+  t.same((await app.as('bob', { url: `/p2/sprints/${next.id}/issues` })).json(), { issues: [] })
+  t.equal((await app.as('dave', { url })).statusCode, 404, 'a sprint of a workspace you cannot read is not there')
+  t.equal((await app.as('alice', { url: '/p2/sprints/ffffffffffffffffffffffff/issues' })).statusCode, 404)
+  t.equal((await app.as('alice', { url: '/p2/sprints/not-an-id/issues' })).statusCode, 404)
+})

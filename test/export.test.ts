@@ -1,0 +1,171 @@
+import t from 'tap'
+import { PassThrough } from 'node:stream'
+import { join } from 'node:path'
+import { runAdminCommand, WRITTEN } from '../cli/admin.js'
+import { openSqliteStore } from '../db/store.js'
+import { exportFixture, loadFixture } from '../services/fixtures.js'
+import { build, testFixture, type App, OTHER_REPO, P, PRIVATE_REPO, REPO, WS_NEW, WS_OLD } from './helper.js'
+import { adminAnswers, plan, planningAnswers } from './planning-answers.js'
+
+const REPOS = [REPO, OTHER_REPO, PRIVATE_REPO]
+
+async function exported (app: App): Promise<any> {
+  const res = await app.admin({ url: '/admin/export' })
+  if (res.statusCode !== 200) throw new Error(`export: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+/** The source's tokens on the target's users (an export carries none: tokens are made on the new server). */
+function withTokens (backup: any): any {
+  const tokens = new Map(testFixture().users.map((u) => [u.login, u.token]))
+  return { ...backup, users: backup.users.map((u: any) => tokens.has(u.login) ? { ...u, token: tokens.get(u.login) } : u) }
+}
+
+/** What the issue host brings and the fixture format carries: labels, assignees, a pipeline's host label. */
+function hostData () {
+  const fixture = testFixture()
+  const hosted: Record<number, object> = {
+    2: { labels: [{ name: 'bug', color: 'd73a4a' }, { name: 'ui', color: null }], assignees: [{ login: 'octo', avatar_url: 'https://avatars.example/octo' }] },
+    3: { assignees: [{ login: 'alice', avatar_url: null }, { login: 'bob', avatar_url: null }] }
+  }
+  return {
+    ...fixture,
+    repositories: [...fixture.repositories, { id: 77, owner: 'unknown', name: '77', placeholder: true }],
+    users: [...fixture.users, { id: 9, login: 'erin' }],
+    milestones: [...fixture.milestones, { repo_id: REPO, number: 2, title: 'v2.0', due_on: '2026-12-01T00:00:00Z', state: 'closed' as const }],
+    issues: fixture.issues.map((i) => i.repo_id === REPO && hosted[i.number] !== undefined ? { ...i, ...hosted[i.number], milestone_number: 2 } : i),
+    workspaces: fixture.workspaces.map((w) => w.id === WS_OLD ? { ...w, pipelines: w.pipelines.map((p: any) => p.id === P.doing ? { ...p, host_label: 'In progress' } : p) } : w)
+  }
+}
+
+/** Sprints of a workspace: configuration, settled sprints, membership, a removal (events). */
+async function sprints (app: App): Promise<void> {
+  const config = await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${WS_NEW}/sprint_config`, payload: { length_weeks: 2, starts_on: isoDay(-42), time_zone: 'Europe/Berlin', carry_over: true } })
+  if (config.statusCode !== 200) throw new Error(`sprint config: ${config.body}`)
+  const list = (await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprints` })).json()
+  const active = list.find((s: any) => s.state === 'active') ?? list[0]
+  const next = list.find((s: any) => s.state === 'future')
+  for (const [sprint, issues] of [[active, [3, 4, 5]], [next, [6]]] as const) {
+    const res = await app.as('bob', { method: 'POST', url: `/p2/sprints/${sprint.id}/issues`, payload: { issues: issues.map((n) => ({ repo_id: REPO, issue_number: n })) } })
+    if (res.statusCode !== 200) throw new Error(`sprint issues: ${res.body}`)
+  }
+  await app.as('bob', { method: 'DELETE', url: `/p2/sprints/${active.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }] } })
+}
+
+const isoDay = (days: number): string => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10)
+
+/** Every sprint answer of the workspaces, by URL. */
+async function sprintAnswers (app: App): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {}
+  const read = async (url: string): Promise<any> => {
+    const res = await app.as('alice', { url })
+    out[url] = { status: res.statusCode, body: res.json() }
+    return res.json()
+  }
+  for (const ws of [WS_OLD, WS_NEW]) {
+    await read(`/p2/workspaces/${ws}/sprint_config`)
+    const list = await read(`/p2/workspaces/${ws}/sprints`)
+    for (const sprint of Array.isArray(list) ? list : []) {
+      await read(`/p2/sprints/${sprint.id}`)
+      await read(`/p2/sprints/${sprint.id}/review`)
+    }
+    await read(`/p2/workspaces/${ws}/sprint_events`)
+  }
+  return out
+}
+
+t.test('export → import on an empty server: the same answers on every endpoint', async (t) => {
+  const source = await build(t, { fixture: hostData() })
+  await plan(source)
+  await sprints(source)
+  const res = await source.admin({ url: '/admin/export' })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /application\/json/)
+  const backup = res.json()
+  t.notMatch(res.body, /token|hash/, 'no tokens or hashes in the file')
+  t.same(backup.users.map((u: any) => u.login), ['alice', 'bob', 'carol', 'dave', 'erin'])
+  t.same(backup.repositories.find((r: any) => r.id === 77), { id: 77, owner: 'unknown', name: '77', placeholder: true, permissions: {} })
+  t.equal(backup.epics.length, 2)
+  t.equal(backup.dependencies.length, 2)
+  t.equal(backup.release_reports.length, 2)
+  t.ok(backup.issue_events.length > 5)
+  t.match(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2), { labels: [{ name: 'bug', color: 'd73a4a' }, { name: 'ui', color: null }], assignees: [{ login: 'octo' }] })
+  t.match(backup.milestones.find((m: any) => m.number === 2), { due_on: '2026-12-01T00:00:00.000Z', state: 'closed' })
+  t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2).milestone_number, 2)
+  t.match(backup.workspaces.find((w: any) => w.id === WS_OLD).pipelines, [{}, { id: P.doing, host_label: 'In progress' }, {}])
+  t.match(backup.sprints, [{ workspace_id: WS_NEW, length_weeks: 2, time_zone: 'Europe/Berlin', carry_over: true }])
+  t.ok(backup.sprints[0].sprints.some((s: any) => s.issues.length === 3), 'sprint membership, the removed issue included')
+  t.ok(backup.sprints[0].events.length >= 5, 'sprint events')
+
+  const target = await build(t, { fixture: null })
+  const imported = await target.admin({ method: 'POST', url: '/admin/import', payload: withTokens(backup) })
+  t.equal(imported.statusCode, 200, imported.body)
+  t.match(imported.json(), { users: 5, repositories: 4, epics: 2, dependencies: 2, release_reports: 2 })
+
+  t.same(await exported(target), backup, 'the target exports the same file')
+  for (const login of ['alice', 'bob'] as const) {
+    const before = await planningAnswers(async (url) => await source.as(login, { url }), REPOS)
+    const after = await planningAnswers(async (url) => await target.as(login, { url }), REPOS)
+    t.ok(Object.keys(before).length > 60, `${Object.keys(before).length} answers compared for ${login}`)
+    t.same(after, before, `every answer the same for ${login}`)
+  }
+  t.same(await adminAnswers(target.admin, [...REPOS, 77]), await adminAnswers(source.admin, [...REPOS, 77]), 'the admin lists too')
+  const sprintsBefore = await sprintAnswers(source)
+  t.ok(Object.keys(sprintsBefore).length > 10, `${Object.keys(sprintsBefore).length} sprint answers compared`)
+  t.same(await sprintAnswers(target), sprintsBefore, 'sprint configuration, sprints, membership, reviews and events the same')
+  const labelled = async (app: App) => (await app.as('alice', { url: `/p1/repositories/${REPO}/issues?issue_numbers=2` })).json()
+  t.match(await labelled(target), [{ issue_number: 2, labels: [{ name: 'bug' }, { name: 'ui' }], assignees: [{ login: 'octo' }] }], 'labels and assignees come along')
+  const chat = await target.as('bob', { url: '/api/v1/chat/me' })
+  if (chat.statusCode === 200) t.match(chat.json(), { role: 'moderator' }, 'chat roles come along')
+
+  // Read two rows at a time, the file is the same.
+  const store = await openSqliteStore(':memory:')
+  t.teardown(async () => await store.close())
+  await loadFixture(store, backup)
+  let paged = ''
+  for await (const chunk of exportFixture(store, 2)) paged += chunk
+  t.same(JSON.parse(paged), backup, 'pages of two rows make the same file')
+
+  // SEED_FILE of the file on an empty server: the same again.
+  const seedFile = join(t.testdir({ 'backup.json': JSON.stringify(backup) }), 'backup.json')
+  const seeded = await build(t, { seedFile, fixture: null })
+  t.same(await exported(seeded), backup, 'SEED_FILE loads it whole')
+
+  // A second import of the same file is refused whole, changing nothing.
+  const again = await target.admin({ method: 'POST', url: '/admin/import', payload: backup })
+  t.equal(again.statusCode, 409)
+  t.same(await exported(target), backup)
+})
+
+t.test('a fixture naming what it cannot hold is refused whole', async (t) => {
+  const app = await build(t, { fixture: null })
+  const base = { repositories: [{ id: 1, owner: 'a', name: 'b' }], workspaces: [{ name: 'W', repositories: [1], pipelines: ['A'] }], issues: [1, 2].map((n) => ({ repo_id: 1, number: n, title: `#${n}` })) }
+  const cases: Array<[unknown, RegExp]> = [
+    [{ ...base, dependencies: [{ blocking: { repo_id: 1, issue_number: 1 }, blocked: { repo_id: 1, issue_number: 2 } }, { blocking: { repo_id: 1, issue_number: 2 }, blocked: { repo_id: 1, issue_number: 1 } }] }, /cycle/],
+    [{ ...base, epics: [{ repo_id: 1, issue_number: 1, issues: [{ repo_id: 1, issue_number: 9 }] }] }, /epics\[0\].*issue 9 not found/],
+    [{ ...base, epics: [{ repo_id: 1, issue_number: 1, issues: [{ repo_id: 1, issue_number: 2 }] }, { repo_id: 1, issue_number: 2, issues: [{ repo_id: 1, issue_number: 1 }] }] }, /contains itself/],
+    [{ ...base, issue_events: [{ repo_id: 1, number: 1, type: 'estimateIssue', created_at: '2026-01-01T00:00:00Z', user_id: 5 }] }, /unknown user id 5/],
+    [{ ...base, release_reports: [{ title: 'r', start_date: '2026-01-01T00:00:00Z', desired_end_date: '2026-01-02T00:00:00Z', repositories: [1], issues: [{ repo_id: 2, issue_number: 1 }] }] }, /not in the report's repositories/],
+    [{ ...base, issues: [{ repo_id: 1, number: 1, title: 'x', positions: { nope: 5 } }] }, /does not hold/]
+  ]
+  for (const [fixture, message] of cases) {
+    const res = await app.admin({ method: 'POST', url: '/admin/import', payload: fixture as object })
+    t.equal(res.statusCode, 400, res.body)
+    t.match(res.json().message, message)
+  }
+  t.same((await app.admin({ url: '/admin/repositories' })).json(), [], 'nothing was written')
+})
+
+t.test('npm run admin -- export writes the same file', async (t) => {
+  const database = join(t.testdir({}), 'planning.db')
+  const run = async (out: PassThrough, ...argv: string[]) => await runAdminCommand(database, argv, () => {}, { out })
+  const sink = new PassThrough()
+  await run(sink, 'create-repo', '42', 'acme', 'cli')
+  await run(sink, 'create-issue', '42', '1', 'First')
+  const chunks: Buffer[] = []
+  const out = new PassThrough()
+  out.on('data', (c: Buffer) => chunks.push(c))
+  t.equal(await run(out, 'export'), WRITTEN)
+  const backup = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  t.match(backup, { repositories: [{ id: 42, owner: 'acme', name: 'cli' }], issues: [{ repo_id: 42, number: 1, title: 'First', state: 'open' }] })
+})

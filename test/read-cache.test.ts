@@ -1,0 +1,59 @@
+import t from 'tap'
+import { ReadCache } from '../plugins/core/read-cache.js'
+import { build } from './helper.js'
+
+const wsId = (w: number) => `ws${String(w).padStart(4, '0')}`.padEnd(24, '0')
+const entry = (version: number, size: number) => ({ version, body: Buffer.alloc(size), etag: '"x"', bytes: size })
+
+t.test('the cache keeps what fits in its bytes, least recently used out first', async (t) => {
+  const cache = new ReadCache(1000)
+  cache.set('a', entry(1, 400))
+  cache.set('b', entry(1, 400))
+  t.ok(cache.get('a', 1), 'a is used: b is now the oldest')
+  cache.set('c', entry(1, 400))
+  t.equal(cache.peek('b'), undefined, 'b went to make room')
+  t.ok(cache.peek('a'))
+  t.ok(cache.peek('c'))
+  t.same(cache.stats, { hits: 0, misses: 0, evictions: 1, bytes: 800, entries: 2, limit: 1000 })
+  t.equal(cache.get('a', 2), undefined, 'an entry made at another version is no answer')
+  cache.set('a', entry(2, 100))
+  t.equal(cache.stats.bytes, 500, 'a replaced entry gives its bytes back')
+  cache.set('huge', entry(2, 1001))
+  t.equal(cache.peek('huge'), undefined, 'an answer bigger than the whole bound is not kept')
+  t.equal(cache.stats.entries, 2)
+})
+
+t.test('READ_CACHE_MB bounds what a server keeps however many boards are read', async (t) => {
+  const metricsToken = 'metrics-token-0123456789'
+  const workspaces = 40
+  const repos = 5
+  const app = await build(t, {
+    readCacheMb: 1,
+    metricsToken,
+    fixture: {
+      users: [{ login: 'alice', token: 'alice-token-123456' }],
+      repositories: Array.from({ length: repos }, (_, r) => ({ id: r + 1, owner: 'acme', name: `r${r}`, permissions: { alice: 'read' } })),
+      workspaces: Array.from({ length: workspaces }, (_, w) => ({ id: wsId(w), name: `W${w}`, repositories: Array.from({ length: repos }, (_, r) => r + 1), pipelines: ['New', 'Done'] })),
+      issues: Array.from({ length: repos * 400 }, (_, i) => ({ repo_id: (i % repos) + 1, number: Math.floor(i / repos) + 1, title: `Issue ${i}`, estimate: 1 }))
+    }
+  })
+  const headers = { 'x-authentication-token': 'alice-token-123456' }
+  let answered = 0
+  for (let w = 0; w < workspaces; w++) {
+    for (let r = 1; r <= repos; r++) {
+      const res = await app.inject({ url: `/p2/workspaces/${wsId(w)}/repositories/${r}/board`, headers })
+      t.equal(res.statusCode, 200)
+      answered += res.rawPayload.length
+    }
+  }
+  const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body
+  const value = (name: string) => Number(metrics.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1])
+  t.ok(answered > 4 * 1024 * 1024, `${(answered / 1024 / 1024).toFixed(1)} MiB of distinct boards were answered`)
+  t.ok(value('planning_read_cache_bytes') <= 1024 * 1024, `the cache holds ${value('planning_read_cache_bytes')} bytes, within 1 MiB`)
+  t.ok(value('planning_read_cache_evictions_total') > 0, 'the oldest were dropped')
+  t.equal(value('planning_read_cache_misses_total'), workspaces * repos)
+  const again = await app.inject({ url: `/p2/workspaces/${wsId(workspaces - 1)}/repositories/${repos}/board`, headers })
+  t.equal(again.statusCode, 200)
+  const after = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body
+  t.match(after, /^planning_read_cache_hits_total 1$/m, 'the most recent board is still kept')
+})

@@ -1,0 +1,76 @@
+import t from 'tap'
+import { buildApp } from '../app.js'
+import { ADMIN_TOKEN, REPO, TOKENS, testFixture } from './helper.js'
+import { postgresAnswers, testSchema } from './pg.js'
+import { ranOnce } from './once.js'
+
+// Two instances on one PostgreSQL schema: reads through one see writes acknowledged by the other,
+// while the change counter is read by coalesced queries under load (README, "Scale out").
+const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const why = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? undefined : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
+// A thousand rounds take a few seconds on an idle machine; far longer on a busy one.
+t.setTimeout(600_000)
+const ROUNDS = 1000
+const READERS = 4
+const METRICS_TOKEN = 'metrics-token-0123456789'
+
+t.test(`${ROUNDS} times: an estimate acknowledged by A, then its issue read through B, with other reads going on`, { skip: why }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  const options = {
+    databaseUrl: PG,
+    databaseSchema: schema,
+    databasePoolMax: 4,
+    adminToken: ADMIN_TOKEN,
+    metricsToken: METRICS_TOKEN,
+    documentation: false as const,
+    rateLimit: false as const
+  }
+  const a = await buildApp(options)
+  const imported = await a.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: testFixture() })
+  t.equal(imported.statusCode, 200, imported.body)
+  const b = await buildApp(options)
+  t.teardown(async () => {
+    await Promise.all([a.close(), b.close()])
+    await drop()
+  })
+  const headers = { 'x-authentication-token': TOKENS.alice }
+
+  // Readers on both instances keep a counter query out nearly all the time, so a read of the test
+  // almost always arrives while one is out: the case where an early answer would be stale.
+  const state = { running: true }
+  let background = 0
+  const reader = async (app: typeof a, url: string) => {
+    while (state.running) {
+      const res = await app.inject({ url, headers })
+      if (res.statusCode !== 200) throw new Error(`background read: ${res.statusCode} ${res.body}`)
+      background++
+    }
+  }
+  const readers = Array.from({ length: READERS }, async (_, i) => await reader(i % 2 === 0 ? b : a, i % 4 < 2 ? `/p1/repositories/${REPO}/board` : `/p1/repositories/${REPO}/issues/2`))
+
+  let stale = 0
+  let writeMs = 0
+  let readMs = 0
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const t0 = performance.now()
+      const written = await a.inject({ method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, headers, payload: { estimate: round } })
+      if (written.statusCode !== 200) throw new Error(`write ${round}: ${written.statusCode} ${written.body}`)
+      const t1 = performance.now()
+      const read = await b.inject({ url: `/p1/repositories/${REPO}/issues/1`, headers })
+      writeMs += t1 - t0
+      readMs += performance.now() - t1
+      if (read.json().estimate?.value !== round) stale++
+    }
+  } finally {
+    state.running = false
+    await Promise.all(readers)
+  }
+  t.comment(`write ${(writeMs / ROUNDS).toFixed(1)} ms, read ${(readMs / ROUNDS).toFixed(1)} ms`)
+  t.equal(stale, 0, 'every read through B showed the write just acknowledged by A')
+  t.ok(background > ROUNDS, `the readers kept going (${background} reads)`)
+  const metrics = (await b.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
+  const count = (name: string) => Number(metrics.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1])
+  const [asked, queries] = [count('planning_change_counter_reads_total'), count('planning_change_counter_queries_total')]
+  t.ok(queries > 0 && queries < asked, `B's counter queries answered several reads each (${asked} reads, ${queries} queries)`)
+})

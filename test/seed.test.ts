@@ -1,0 +1,121 @@
+import t, { type Test } from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { buildApp, type BuildOptions } from '../app.js'
+import { ADMIN_TOKEN, build } from './helper.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
+
+const ENGINE = TEST_DATABASE_URL === undefined ? 'SQLite' : 'PostgreSQL'
+const WS = 'seedseedseedseedseedseed'
+
+/** `issues` issues over two repositories and a workspace of three pipelines; every 7th closed, every 5th by bob. */
+function bigFixture (issues: number) {
+  return {
+    users: [{ id: 1, login: 'alice', token: 'alice-token-123456' }, { id: 2, login: 'bob' }],
+    repositories: [
+      { id: 1, owner: 'acme', name: 'big', permissions: { alice: 'admin' } },
+      { id: 2, owner: 'acme', name: 'small', permissions: { alice: 'read' } }
+    ],
+    workspaces: [{ id: WS, name: 'Big', repositories: [1, 2], pipelines: [{ id: 'p-new', name: 'New' }, { id: 'p-doing', name: 'Doing' }, 'Done'] }],
+    issues: Array.from({ length: issues }, (_, i) => ({
+      repo_id: i % 10 === 9 ? 2 : 1,
+      number: i + 1,
+      title: `Issue ${i + 1}`,
+      ...(i % 7 === 6 ? { state: 'closed' as const } : {}),
+      ...(i % 5 === 4 ? { author: 'bob' } : {}),
+      ...(i % 3 === 1 ? { pipelines: { [WS]: i % 2 === 0 ? 'Doing' : 'p-doing' } } : {}),
+      ...(i % 11 === 0 ? { estimate: 3, plus_ones: ['2026-10-01T09:30:00Z'] } : {})
+    }))
+  }
+}
+
+/** A log stream that keeps the messages. */
+function logLines () {
+  const lines: string[] = []
+  return { lines, stream: new Writable({ write (chunk, _enc, done) { lines.push(JSON.parse(String(chunk)).msg); done() } }) }
+}
+
+/** Options for a database of its own: a SQLite file in `dir`, or a fresh PostgreSQL schema. */
+async function ownDatabase (t: Test, dir: string): Promise<Partial<BuildOptions>> {
+  if (TEST_DATABASE_URL === undefined) return { database: join(dir, 'planning.db') }
+  const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+  t.teardown(drop)
+  return { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 4 }
+}
+
+t.test(`${ENGINE}: 2,500 issues load in batches, as issue by issue would place them`, async (t) => {
+  const app = await build(t, { fixture: bigFixture(2500) })
+  const alice = { 'x-authentication-token': 'alice-token-123456' }
+  const board = (await app.inject({ url: `/p2/workspaces/${WS}/repositories/1/board`, headers: alice })).json()
+  const numbers = (name: string) => board.pipelines.find((p: { name: string }) => p.name === name).issues.map((i: { issue_number: number }) => i.issue_number)
+  const expected = (pipeline: 'New' | 'Doing') => bigFixture(2500).issues
+    .filter((i) => i.repo_id === 1 && i.state !== 'closed' && ((i.pipelines !== undefined) === (pipeline === 'Doing')))
+    .map((i) => i.number)
+  t.same(numbers('New'), expected('New'), 'open issues in the first pipeline, by number')
+  t.same(numbers('Doing'), expected('Doing'), 'pipelines named by id or by name')
+  t.same(numbers('Done'), [])
+  const eleventh = (await app.inject({ url: '/p1/repositories/1/issues/12', headers: alice })).json()
+  t.same(eleventh.estimate, { value: 3 })
+  t.equal(eleventh.plus_ones.length, 1)
+  const events = (await app.inject({ url: '/p1/repositories/1/issues/5/events', headers: alice })).json()
+  t.equal(events.length, 1, 'an author gets the first-placement event')
+  t.equal(events[0].to_pipeline.name, 'Doing', 'in the pipeline it was placed in')
+})
+
+t.test(`${ENGINE}: a problem in a later batch leaves nothing written and names the issue`, async (t) => {
+  const app = await build(t, { fixture: null })
+  const bad = bigFixture(2500)
+  bad.issues[2300].number = 17
+  const res = await app.admin({ method: 'POST', url: '/admin/import', payload: bad })
+  t.equal(res.statusCode, 409)
+  t.match(res.json().message, /invalid fixture: issues\[2300\]: issue 17 already exists in repository 1/)
+  t.same((await app.admin({ url: '/admin/users' })).json(), [], 'all or nothing')
+  const unknown = bigFixture(1500)
+  unknown.issues[1200].repo_id = 777
+  t.match((await app.admin({ method: 'POST', url: '/admin/import', payload: unknown })).json().message, /issues\[1200\]: repository 777 not found/)
+  t.equal((await app.admin({ method: 'POST', url: '/admin/import', payload: bigFixture(1500) })).statusCode, 200, 'then the good one loads')
+})
+
+t.test(`${ENGINE}: a SEED_FILE logs its progress and a summary`, async (t) => {
+  const dir = t.testdir({})
+  writeFileSync(join(dir, 'seed.json'), JSON.stringify(bigFixture(3000)))
+  const log = logLines()
+  const app = await buildApp({ ...await ownDatabase(t, dir), seedFile: join(dir, 'seed.json'), documentation: false, logLevel: 'info', logStream: log.stream })
+  await app.ready()
+  t.teardown(async () => await app.close())
+  t.ok(log.lines.some((line) => /seed\.json: 3,000 of 3,000 issues$/.test(line)), 'a progress line')
+  t.ok(log.lines.includes('loaded seed fixture'))
+})
+
+// Several instances share one database only on PostgreSQL (README, "Scale out").
+t.test('PostgreSQL: two instances starting together on an empty database load the demo once', { skip: TEST_DATABASE_URL === undefined ? 'needs TEST_DATABASE_URL' : false }, async (t) => {
+  const database = await ownDatabase(t, t.testdir({}))
+  const logs = [logLines(), logLines()]
+  const apps = await Promise.allSettled(logs.map(async (log) => {
+    const app = await buildApp({ ...database, demo: true, adminToken: ADMIN_TOKEN, documentation: false, logLevel: 'info', logStream: log.stream })
+    t.teardown(async () => await app.close())
+    await app.ready()
+    return app
+  }))
+  t.same(apps.map((started) => started.status === 'rejected' ? String(started.reason) : 'started'), ['started', 'started'])
+  if (apps.some((started) => started.status === 'rejected')) return
+  const b = (apps[1] as PromiseFulfilledResult<Awaited<ReturnType<typeof buildApp>>>).value
+  const loaded = logs.filter((log) => log.lines.some((line) => line.startsWith('demo data loaded'))).length
+  t.equal(loaded, 1, 'one instance loaded it, the other found it loaded')
+  const users = (await b.inject({ url: '/admin/users', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()
+  t.equal(new Set(users.map((u: { login: string }) => u.login)).size, users.length, 'no user twice')
+})
+
+const LARGE = process.env.TEST_LARGE_FIXTURE !== undefined
+t.test(`${ENGINE}: a 100,000-issue SEED_FILE starts`, { skip: LARGE ? false : 'set TEST_LARGE_FIXTURE=1 to start a server on a 100,000-issue fixture', timeout: 600_000 }, async (t) => {
+  const dir = t.testdir({})
+  writeFileSync(join(dir, 'seed.json'), JSON.stringify(bigFixture(100_000)))
+  const started = performance.now()
+  const app = await buildApp({ ...await ownDatabase(t, dir), seedFile: join(dir, 'seed.json'), documentation: false })
+  await app.ready()
+  t.teardown(async () => await app.close())
+  t.comment(`started in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  const board = (await app.inject({ url: `/p2/workspaces/${WS}/repositories/2/board`, headers: { 'x-authentication-token': 'alice-token-123456' } })).json()
+  t.equal(board.pipelines.reduce((n: number, p: { issues: unknown[] }) => n + p.issues.length, 0), bigFixture(100_000).issues.filter((i) => i.repo_id === 2 && i.state !== 'closed').length)
+})

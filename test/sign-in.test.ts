@@ -1,0 +1,222 @@
+import t, { type Test } from 'tap'
+import type { LightMyRequestResponse } from 'fastify'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { buildApp } from '../app.js'
+import { ADMIN_TOKEN, build, P, REPO, testFixture, type App } from './helper.js'
+import { postgresAnswers, testSchema } from './pg.js'
+import { Browser, CLIENT, PUBLIC_URL, startProvider } from './oidc-provider.js'
+
+const move = { method: 'POST' as const, url: `/p1/repositories/${REPO}/issues/1/moves`, payload: { pipeline_id: P.doing, position: 'top' } }
+
+const provider = await startProvider()
+t.teardown(provider.close)
+
+async function app (t: Test, signIn: Record<string, unknown> = {}): Promise<App> {
+  const built = await build(t, {
+    signIn: { publicUrl: PUBLIC_URL, oidc: { issuer: provider.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid profile email' }, oidcLinkByEmail: true, ...signIn }
+  })
+  await built.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { email: 'alice@example.com' } })
+  return built
+}
+
+/** The cookie a login set in the browser, binding its state to it (docs/sign-in.md, "Sessions"). */
+const attemptCookie = (start: LightMyRequestResponse): string => {
+  const cookie = start.cookies.find((c) => c.name === 'planning_sign_in')
+  if (cookie === undefined) throw new Error(`no sign-in cookie (${start.statusCode})`)
+  return `planning_sign_in=${cookie.value}`
+}
+
+/** The whole browser round: our login URL, the provider's pages, back to our callback (with the login's cookie). */
+async function signIn (app: App, login: string, browser = new Browser(), returnTo = '/board'): Promise<{ callback: string, answer: LightMyRequestResponse, cookie: string }> {
+  const start = await app.inject({ url: `/auth/oidc/login?return_to=${returnTo}` })
+  if (start.statusCode !== 303) throw new Error(`login answered ${start.statusCode}: ${start.body}`)
+  const callback = await browser.signIn(String(start.headers.location), login)
+  const cookie = attemptCookie(start)
+  return { callback, cookie, answer: await app.inject({ url: callback.slice(PUBLIC_URL.length), headers: { cookie } }) }
+}
+const sessionCookie = (answer: LightMyRequestResponse): string => {
+  const cookie = answer.cookies.find((c) => c.name === 'planning_session')
+  if (cookie === undefined) throw new Error(`no session cookie (${answer.statusCode}: ${answer.body.slice(0, 200)})`)
+  return `planning_session=${cookie.value}`
+}
+
+t.test('providers are listed for the board page', async (t) => {
+  const a = await app(t)
+  t.same((await a.inject({ url: '/auth/providers' })).json(), { providers: [{ id: 'oidc', name: 'Sign in with OpenID Connect', login_url: '/auth/oidc/login' }], token: true })
+  const none = await build(t)
+  t.same((await none.inject({ url: '/auth/providers' })).json(), { providers: [], token: true })
+  t.equal((await none.inject({ url: '/auth/oidc/login' })).statusCode, 404)
+})
+
+t.test('the whole code flow: login, consent, callback, session, Origin on writes, logout', async (t) => {
+  const a = await app(t)
+  const start = await a.inject({ url: '/auth/oidc/login' })
+  const sent = new URL(String(start.headers.location))
+  t.equal(sent.searchParams.get('code_challenge_method'), 'S256')
+  t.ok(sent.searchParams.get('state')); t.ok(sent.searchParams.get('nonce'))
+  t.equal(sent.searchParams.get('redirect_uri'), `${PUBLIC_URL}/auth/oidc/callback`)
+
+  const { answer } = await signIn(a, 'alice')
+  t.equal(answer.statusCode, 303)
+  t.equal(answer.headers.location, '/board')
+  const set = answer.cookies.find((c) => c.name === 'planning_session')!
+  t.match(set, { httpOnly: true, sameSite: 'Lax', path: '/' })
+  t.notOk(set.secure, 'not Secure on an http:// PUBLIC_URL')
+  const cookie = sessionCookie(answer)
+
+  const me = await a.inject({ url: '/account', headers: { cookie } })
+  t.match(me.json(), { login: 'alice', signed_in_with: { kind: 'session', scope: 'write' } })
+  t.equal((await a.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie } })).statusCode, 200)
+
+  const foreign = await a.inject({ ...move, headers: { cookie, origin: 'https://evil.example' } })
+  t.equal(foreign.statusCode, 403)
+  t.match(foreign.json().message, /Origin/)
+  t.equal((await a.inject({ ...move, headers: { cookie } })).statusCode, 403, 'no Origin at all is refused too')
+  t.equal((await a.inject({ ...move, headers: { cookie, origin: PUBLIC_URL } })).statusCode, 200)
+
+  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie } })).statusCode, 204)
+  const after = await a.inject({ url: '/account', headers: { cookie } })
+  t.equal(after.statusCode, 401)
+  t.match(after.json().message, /session/)
+
+  const actions = (await a.admin({ url: '/admin/audit' })).json().entries.map((e: { action: string }) => e.action)
+  t.ok(actions.includes('sign_in.succeeded'))
+  t.ok(actions.includes('session.ended'))
+  t.notOk(JSON.stringify((await a.admin({ url: '/admin/audit?limit=500' })).json()).includes(cookie.split('=')[1]), 'no session id in the audit log')
+})
+
+t.test('an expired session is refused', async (t) => {
+  const a = await app(t, { sessionMaxDays: 1.5 / 86_400 })
+  const cookie = sessionCookie((await signIn(a, 'alice')).answer)
+  t.equal((await a.inject({ url: '/account', headers: { cookie } })).statusCode, 200)
+  await sleep(1600)
+  const late = await a.inject({ url: '/account', headers: { cookie } })
+  t.equal(late.statusCode, 401)
+  t.match(late.json().message, /ended/)
+})
+
+t.test('wrong state, replayed code and a tampered ID token are refused', async (t) => {
+  const a = await app(t)
+  const wrong = await a.inject({ url: '/auth/oidc/callback?code=abc&state=not-ours' })
+  t.equal(wrong.statusCode, 400)
+  t.match(wrong.body, /unknown, has expired or was used/)
+
+  const { callback, answer, cookie } = await signIn(a, 'alice')
+  t.equal(answer.statusCode, 303)
+  const replay = await a.inject({ url: callback.slice(PUBLIC_URL.length), headers: { cookie } })
+  t.equal(replay.statusCode, 400, 'the same callback twice: its state is used')
+  // The used code with a fresh state of ours: the provider refuses it.
+  const freshStart = await a.inject({ url: '/auth/oidc/login' })
+  const fresh = new URL(String(freshStart.headers.location)).searchParams.get('state')!
+  const code = new URL(callback).searchParams.get('code')!
+  const replayed = await a.inject({
+    url: `/auth/oidc/callback?code=${encodeURIComponent(code)}&state=${encodeURIComponent(fresh)}&iss=${encodeURIComponent(provider.issuer)}`,
+    headers: { cookie: attemptCookie(freshStart) }
+  })
+  t.equal(replayed.statusCode, 400)
+  t.match(replayed.body, /could not be completed/)
+  t.notOk(replayed.cookies.some((c) => c.name === 'planning_session'))
+
+  provider.tamper(true)
+  try {
+    const tampered = (await signIn(a, 'alice')).answer
+    t.equal(tampered.statusCode, 400)
+    t.match(tampered.body, /did not pass the checks/)
+    t.notOk(tampered.cookies.some((c) => c.name === 'planning_session'))
+  } finally {
+    provider.tamper(false)
+  }
+  const refused = (await a.admin({ url: '/admin/audit' })).json().entries.filter((e: { action: string }) => e.action === 'sign_in.refused')
+  t.ok(refused.length >= 3)
+})
+
+t.test('login CSRF: the callback works only in the browser that started the sign-in', async (t) => {
+  const a = await app(t)
+  // The attacker starts a sign-in, signs in at the provider as themself, and keeps the callback URL unvisited.
+  const start = await a.inject({ url: '/auth/oidc/login?return_to=/board' })
+  const set = start.cookies.find((c) => c.name === 'planning_sign_in')
+  t.match(set, { httpOnly: true, sameSite: 'Lax', path: '/auth/', maxAge: 600 }, 'a ten-minute cookie for the auth routes only')
+  t.notOk(set?.secure, 'not Secure on an http:// PUBLIC_URL')
+  const callback = await new Browser().signIn(String(start.headers.location), 'alice')
+  // The victim's browser never started that sign-in: no cookie, or the cookie of a sign-in of its own.
+  const victim = await a.inject({ url: callback.slice(PUBLIC_URL.length) })
+  t.equal(victim.statusCode, 400, 'a state not bound to this browser is refused')
+  t.match(victim.body, /unknown, has expired or was used/, 'the same page as an unknown state')
+  t.notOk(victim.cookies.some((c) => c.name === 'planning_session'), 'no session is set in the victim\'s browser')
+  const own = attemptCookie(await a.inject({ url: '/auth/oidc/login' }))
+  const mixed = await a.inject({ url: callback.slice(PUBLIC_URL.length), headers: { cookie: own } })
+  t.equal(mixed.statusCode, 400, 'another sign-in\'s cookie does not do either')
+  t.notOk(mixed.cookies.some((c) => c.name === 'planning_session'))
+  const refused = (await a.admin({ url: '/admin/audit' })).json().entries.filter((e: { action: string }) => e.action === 'sign_in.refused')
+  t.match(refused[0], { actor: 'anonymous', detail: { provider: 'oidc', reason: 'state not started in this browser' } })
+
+  // The attacker's own browser still finishes: the refusals above did not use up the state.
+  const finished = await a.inject({ url: callback.slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(start) } })
+  t.equal(finished.statusCode, 303)
+  t.match(finished.cookies.find((c) => c.name === 'planning_sign_in'), { value: '', path: '/auth/' }, 'the sign-in cookie is cleared')
+})
+
+t.test('return_to: a path of printable ASCII only, refused at login otherwise (never a 500 at the callback)', async (t) => {
+  const a = await app(t)
+  for (const bad of ['/board%C4%80', '/board%C3%A9', '//evil.example', '/%5Cevil.example', '/a%20b', 'https://evil.example/']) {
+    t.equal((await a.inject({ url: `/auth/oidc/login?return_to=${bad}` })).statusCode, 400, bad)
+  }
+  const { answer } = await signIn(a, 'alice', new Browser(), '/board%3Fissue%3D1%23c')
+  t.equal(answer.statusCode, 303)
+  t.equal(answer.headers.location, '/board?issue=1#c')
+})
+
+t.test('SIGNUP: closed refuses an unknown identity, open makes a user; linking by verified email only when asked', async (t) => {
+  const closed = await app(t, { oidcLinkByEmail: false })
+  const refused = (await signIn(closed, 'newcomer')).answer
+  t.equal(refused.statusCode, 403)
+  t.match(refused.body, /No account here/)
+  t.equal((await signIn(closed, 'alice')).answer.statusCode, 403, 'an email match does not link without OIDC_LINK_BY_EMAIL')
+
+  const open = await app(t, { signup: 'open', oidcLinkByEmail: true })
+  const made = (await signIn(open, 'newcomer')).answer
+  t.equal(made.statusCode, 303)
+  const me = (await open.inject({ url: '/account', headers: { cookie: sessionCookie(made) } })).json()
+  t.match(me, { login: 'new-comer', email: 'newcomer@example.com' })
+  t.equal((await open.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie: sessionCookie(made) } })).statusCode, 404, 'a new user has no permissions')
+  const again = (await signIn(open, 'newcomer')).answer
+  t.equal((await open.inject({ url: '/account', headers: { cookie: sessionCookie(again) } })).json().id, me.id, 'the identity stays linked')
+
+  const linked = (await signIn(open, 'alice')).answer
+  t.equal((await open.inject({ url: '/account', headers: { cookie: sessionCookie(linked) } })).json().login, 'alice', 'a verified email links to its user')
+  const unverified = (await signIn(open, 'unverified')).answer
+  t.equal((await open.inject({ url: '/account', headers: { cookie: sessionCookie(unverified) } })).json().login, 'mallory', 'an unverified email never links')
+  const actions = (await open.admin({ url: '/admin/audit?limit=500' })).json().entries.map((e: { action: string }) => e.action)
+  t.ok(actions.includes('identity.linked'))
+  t.ok(actions.includes('user.created'))
+})
+
+t.test('a session made on one instance works on another (PostgreSQL), and logout ends it on both', async (t) => {
+  const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  if (!await postgresAnswers(url)) {
+    t.comment(`skipped: no PostgreSQL answers at ${url}`)
+    return
+  }
+  const { schema, drop } = await testSchema(url)
+  const oidc = { issuer: provider.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid profile email' }
+  const signInOptions = { publicUrl: PUBLIC_URL, oidc, oidcLinkByEmail: true }
+  const options = {
+    databaseUrl: url, databaseSchema: schema, databasePoolMax: 2, adminToken: ADMIN_TOKEN, documentation: false as const, signIn: signInOptions
+  }
+  const a = await buildApp(options) as App
+  const b = await buildApp(options)
+  t.teardown(async () => {
+    await a.close()
+    await b.close()
+    await drop()
+  })
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+  t.equal((await a.inject({ method: 'POST', url: '/admin/import', headers: admin, payload: testFixture() })).statusCode, 200)
+  await a.inject({ method: 'PATCH', url: '/admin/users/alice', headers: admin, payload: { email: 'alice@example.com' } })
+
+  const cookie = sessionCookie((await signIn(a, 'alice')).answer)
+  t.equal((await b.inject({ url: '/account', headers: { cookie } })).json().login, 'alice', 'instance B serves the session A made')
+  t.equal((await b.inject({ ...move, headers: { cookie, origin: PUBLIC_URL } })).statusCode, 200)
+  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie } })).statusCode, 204)
+  t.equal((await b.inject({ url: '/account', headers: { cookie } })).statusCode, 401, 'ended on B at its next request')
+})
