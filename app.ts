@@ -12,6 +12,7 @@ import type { User } from './db/users.js'
 import accountPlugin from './plugins/account.js'
 import type { HostedImportOptions } from './plugins/admin-hosted-imports.js'
 import authPlugin, { type PlanningAuth } from './plugins/core/auth.js'
+import boardLivePlugin from './plugins/board-live.js'
 import boardReadsPlugin from './plugins/board-reads.js'
 import boardsPlugin from './plugins/boards.js'
 import conditionalPlugin from './plugins/core/conditional.js'
@@ -214,6 +215,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   if (wanted.has('boards')) {
     await fastify.register(boardsPlugin)
     await fastify.register(boardReadsPlugin)
+    await fastify.register(boardLivePlugin)
   }
   if (wanted.has('epics')) await fastify.register(epicsPlugin)
   if (wanted.has('milestones')) await fastify.register(milestonesPlugin)
@@ -360,7 +362,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 }
 
 export {
-  accountPlugin, adminPlugin, authPlugin, boardPagePlugin, boardReadsPlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin,
+  accountPlugin, adminPlugin, authPlugin, boardLivePlugin, boardPagePlugin, boardReadsPlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin,
   dependenciesPlugin, documentationPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin, healthPlugin, hostsPlugin, integrationsPlugin, issuesPlugin,
   metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, readCachePlugin, releasesPlugin, reportsPlugin, seedPlugin, signInPlugin, sprintsPlugin,
   webhooksPlugin

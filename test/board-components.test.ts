@@ -20,7 +20,7 @@ import {
   parseEstimate, placeIn, repoHue, repoIndex, totals, visibleRows,
   type Card as CardData, type Filter
 } from '../board/src/model.js'
-import { createStore } from '../board/src/store.js'
+import { createStore, type LiveHandlers } from '../board/src/store.js'
 
 // The board page's parts without a browser: its decisions as functions, its components rendered to
 // HTML, its store over a fake client. The browser tests (board-page.test.ts) use them together.
@@ -323,4 +323,34 @@ t.test('the page\'s sources never write HTML from strings', async (t) => {
   const files = [...readdirSync(dir), ...readdirSync(new URL('components/', dir)).map((f) => join('components', f))].filter((f) => f.endsWith('.ts'))
   t.ok(files.length >= 10)
   for (const file of files) t.notMatch(readFileSync(new URL(file, dir), 'utf8'), /innerHTML|dangerouslySetInnerHTML|insertAdjacentHTML|document\.write/, file)
+})
+
+t.test('the store: the live stream reads the board again on a change, and follows the chosen workspace', async (t) => {
+  const opened: Array<{ url: string, on: LiveHandlers, closed: boolean }> = []
+  const reads: string[] = []
+  const client = fakeClient(routes)
+  const counted: Client = { ...client, read: async (path, etag) => { reads.push(path); return await client.read(path, etag) } }
+  const store = createStore({
+    client: counted,
+    session: memory(),
+    local: memory(),
+    location: { search: '', pathname: '/board' },
+    replaceUrl: () => {},
+    openLive: (url, on) => {
+      const live = { url, on, closed: false }
+      opened.push(live)
+      return { close: () => { live.closed = true } }
+    }
+  })
+  t.teardown(() => store.stop())
+  await store.signIn('a token/+')
+  t.equal(opened.length, 1)
+  t.equal(opened[0].url, '/base/p2/workspaces/w/live?access_token=a%20token%2F%2B', 'the token in the query: an EventSource sends no headers')
+  opened[0].on.open()
+  const before = reads.filter((p) => p.endsWith('/board')).length
+  opened[0].on.change()
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(reads.filter((p) => p.endsWith('/board')).length, before + 2, 'both boards read again at once')
+  await store.signOut()
+  t.ok(opened[0].closed, 'signing out closes the stream')
 })

@@ -75,6 +75,8 @@ t.test('one repository\'s board: sign in, drag, keys, estimates, live changes', 
   const failed: string[] = []
   const page = await open(t, `${address}/?board=${WS_OLD}/${REPO}`, 'not-a-token')
   page.on('response', (res) => { if (res.status() >= 400 && !res.url().includes('/p2/workspaces?')) failed.push(`${res.status()} ${res.url()}`) })
+  const requested: string[] = []
+  page.on('request', (req) => { requested.push(new URL(req.url()).pathname) })
   await waitStatus(page, /token was refused/)
   t.match(await status(page).textContent(), /token was refused: the API token is not valid/, 'a wrong token says so')
   failed.length = 0
@@ -138,6 +140,13 @@ t.test('one repository\'s board: sign in, drag, keys, estimates, live changes', 
   await page.waitForFunction(() => /To Do.*4 issues · 11 pts/.test(document.querySelector('[aria-label=Board] h2')!.textContent!))
   t.pass('the column sums estimates')
 
+  // Live: with the stream open the page does not poll; others' changes come through it.
+  t.ok(requested.includes(`/p2/workspaces/${WS_OLD}/live`), 'the page opened the workspace\'s live stream')
+  // The page's own last write comes back as a change once: let it pass, then watch.
+  await page.waitForTimeout(2000)
+  requested.length = 0
+  await page.waitForTimeout(4000)
+  t.same(requested.filter((path) => path.endsWith('/board')), [], 'no board read in 4 s while nothing changed (it polled every 3 s)')
   // Others' changes: a move and a renamed title show without a reload.
   t.equal((await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues/6/moves`, payload: { pipeline_id: P.done, position: 'top' } })).statusCode, 200)
   t.equal((await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/6`, payload: { title: 'Renamed on the host' } })).statusCode, 200)

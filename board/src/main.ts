@@ -12,7 +12,16 @@ const store = createStore({
   session: sessionStorage,
   local: localStorage,
   location,
-  replaceUrl: (url) => history.replaceState(null, '', url)
+  replaceUrl: (url) => history.replaceState(null, '', url),
+  openLive: (url, on) => {
+    const source = new EventSource(url)
+    source.addEventListener('open', on.open)
+    source.addEventListener('change', on.change)
+    source.addEventListener('error', on.lost)
+    // The server ended the stream (signed out, the workspace gone): polling says why.
+    source.addEventListener('end', () => { source.close(); on.lost() })
+    return source
+  }
 })
 store.watchVisibility(() => document.hidden)
 document.addEventListener('visibilitychange', () => { if (!document.hidden && store.state.choice !== null) store.refresh() })

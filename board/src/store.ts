@@ -52,19 +52,31 @@ export type View = 'board' | 'epics' | 'reports'
 const VIEWS: View[] = ['board', 'epics', 'reports']
 export const CLOSED = 'closed'
 export const POLL_MS = 3000
+/** While the live stream is open the server says when to read again; this slow look is only a safety net. */
+export const LIVE_POLL_MS = 60_000
 const TOKEN_KEY = 'planning-token'
 const BOARD_KEY = 'planning-board'
 const COLLAPSED_KEY = 'planning-collapsed'
 const CHUNK = 100
 
+/** The live stream's events (an EventSource in the page). */
+export interface LiveHandlers { open: () => void, change: () => void, lost: () => void }
+export type OpenLive = (url: string, on: LiveHandlers) => { close: () => void }
+
 interface Storage { getItem: (key: string) => string | null, setItem: (key: string, value: string) => void, removeItem: (key: string) => void }
 export interface StoreOptions {
-  client: Client, session: Storage, local: Storage, location: { search: string, pathname: string }, replaceUrl: (url: string) => void
+  client: Client
+  session: Storage
+  local: Storage
+  location: { search: string, pathname: string }
+  replaceUrl: (url: string) => void
+  /** the live stream; without it the page polls every POLL_MS */
+  openLive?: OpenLive
 }
 
 export type Store = ReturnType<typeof createStore>
 
-export function createStore ({ client, session, local, location, replaceUrl }: StoreOptions) {
+export function createStore ({ client, session, local, location, replaceUrl, openLive }: StoreOptions) {
   const listeners = new Set<() => void>()
   const params = new URLSearchParams(location.search)
   const state: State = {
@@ -99,6 +111,23 @@ export function createStore ({ client, session, local, location, replaceUrl }: S
   const etags = new Map<string, string>()
   let timer: ReturnType<typeof setTimeout> | undefined
   let generation = 0
+  let live: { close: () => void } | undefined
+  let liveOpen = false
+
+  /** Follows the workspace's live stream: a change reads the board again at once, and polling rests. */
+  function follow (workspace: string | null) {
+    live?.close()
+    live = undefined
+    liveOpen = false
+    if (workspace === null || openLive === undefined) return
+    const query = state.token === null ? '' : `?access_token=${encodeURIComponent(state.token)}`
+    const mine = generation
+    live = openLive(client.href(`/p2/workspaces/${encodeURIComponent(workspace)}/live${query}`), {
+      open: () => { liveOpen = true },
+      change: () => { if (mine === generation && state.drag === null) refresh() },
+      lost: () => { liveOpen = false }
+    })
+  }
 
   function set (patch: Partial<State>) {
     Object.assign(state, patch)
@@ -179,6 +208,7 @@ export function createStore ({ client, session, local, location, replaceUrl }: S
   async function signOut (message = 'Signed out.', endSession = true) {
     clearTimeout(timer)
     generation++
+    follow(null)
     const wasSession = state.viaSession
     session.removeItem(TOKEN_KEY)
     set({ token: null, viaSession: false, phase: 'signed-out', choice: null, panel: null, cards: new Map(), columns: {} })
@@ -212,6 +242,7 @@ export function createStore ({ client, session, local, location, replaceUrl }: S
     })
     writeUrl()
     say('Loading the board…')
+    follow(workspace)
     await Promise.all([names(workspace), refresh(true), state.collapsed.has(CLOSED) ? undefined : loadClosed(), sprints(workspace)])
   }
 
@@ -281,7 +312,8 @@ export function createStore ({ client, session, local, location, replaceUrl }: S
       failed(err, 'Could not read the board')
     }
     if (mine === generation && (state.phase === 'loading' || state.phase === 'ready')) {
-      timer = setTimeout(() => { if (isHidden()) timer = setTimeout(() => { refresh() }, POLL_MS); else refresh() }, POLL_MS)
+      const wait = liveOpen ? LIVE_POLL_MS : POLL_MS
+      timer = setTimeout(() => { if (isHidden()) timer = setTimeout(() => { refresh() }, wait); else refresh() }, wait)
     }
   }
   const boards = new Map<number, RepoBoard>()
@@ -606,7 +638,7 @@ export function createStore ({ client, session, local, location, replaceUrl }: S
     /** The page tells whether it is hidden: polling rests while it is. */
     watchVisibility (hidden: () => boolean) { isHidden = hidden },
     resetFilter () { setFilter(emptyFilter()) },
-    stop () { clearTimeout(timer); generation++ }
+    stop () { clearTimeout(timer); generation++; follow(null) }
   }
 }
 

@@ -44,6 +44,8 @@ declare module 'fastify' {
     planningVersionNow: (request: FastifyRequest) => number | undefined
     /** On PostgreSQL: how many requests asked for the counter and how many queries answered them. */
     planningVersionStats: VersionStats | undefined
+    /** The counter as it is now, outside any request (the board page's live stream watches it). */
+    planningVersionLatest: () => Promise<number>
   }
   interface FastifyRequest {
     [version]: number | Promise<number> | null
@@ -90,6 +92,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const readPostgres = sqlite === undefined ? coalescedVersion(async () => await changeVersion(db)) : undefined
   fastify.decorate('planningVersionStats', readPostgres?.stats)
   fastify.decorate('planningVersionNow', now)
+  fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? await (readPostgres?.read() ?? changeVersion(db)))
   fastify.decorate('planningVersion', async (request: FastifyRequest) => {
     const known = now(request)
     if (known !== undefined) return known

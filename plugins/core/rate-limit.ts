@@ -2,6 +2,7 @@ import { httpErrors } from '@fastify/sensible'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 import type { User } from '../../db/users.js'
+import { INTERNAL_HEADER, isInternalRead } from './internal-reads.js'
 import type { PlanningRedis } from './redis.js'
 
 export interface RateLimitOptions {
@@ -163,7 +164,7 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
   fastify.addHook('onRequest', (request, reply, done) => {
     // Probes (health, readiness) are not counted: a load balancer must never be refused.
     const { config } = request.routeOptions
-    if (config.probe === true || config.rateLimit === false) {
+    if (config.probe === true || config.rateLimit === false || (request.headers[INTERNAL_HEADER] !== undefined && isInternalRead(request))) {
       done()
       return
     }

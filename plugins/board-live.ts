@@ -1,0 +1,187 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { httpErrors } from '@fastify/sensible'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import { WorkspaceParams } from '../schemas/board-reads.js'
+import { Type, errorResponses } from '../schemas/common.js'
+import { INTERNAL_HEADER, internalHeaderValue } from './core/internal-reads.js'
+
+export interface BoardLiveOptions {
+  /** how often the change counter is looked at while a stream is open (default 1,000 ms) */
+  tickMs?: number
+  /** open streams per process (default 1,000) and per user (default 10) */
+  maxStreams?: number
+  maxPerUser?: number
+}
+
+interface Stream {
+  workspace: string
+  userId: number
+  /** the person's own credential, so every look is theirs: their permissions, their revocations */
+  auth: Record<string, string>
+  raw: ServerResponse
+  seen: string
+  busy: boolean
+  again: boolean
+}
+
+const CHUNK = 100
+const HEARTBEAT_MS = 25_000
+/** A stream whose reader lets this much pile up unread is closed (it reconnects and reads afresh). */
+const MAX_UNSENT = 64 * 1024
+
+/**
+ * The board page's live stream (docs/board-page.md, "Live"): Server-Sent Events that say "change"
+ * whenever what the page shows of a workspace would read differently. The server watches the
+ * change counter (any write, any instance); when it moves, each stream's look is taken again
+ * through the page's own reads with the person's credential (cached answers, not counted by the
+ * rate limit), so a stream tells nothing of repositories its reader cannot see.
+ */
+const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, opts) => {
+  const tickMs = opts.tickMs ?? 1000
+  const maxStreams = opts.maxStreams ?? 1000
+  const maxPerUser = opts.maxPerUser ?? 10
+  const streams = new Set<Stream>()
+  const prefix = fastify.prefix
+  let timer: ReturnType<typeof setInterval> | undefined
+  let version: number | undefined
+  let ticking = false
+
+  const tick = async () => {
+    if (ticking) return
+    ticking = true
+    try {
+      const now = await fastify.planningVersionLatest()
+      if (now === version) return
+      version = now
+      for (const stream of [...streams]) await look(stream)
+    } catch (err) {
+      fastify.log.warn({ err }, 'the board page\'s live stream could not read the change counter')
+    } finally {
+      ticking = false
+    }
+  }
+  const start = () => {
+    timer ??= setInterval(() => { tick().catch(() => {}) }, tickMs)
+    timer.unref()
+  }
+  const stopIfIdle = () => {
+    if (streams.size > 0 || timer === undefined) return
+    clearInterval(timer)
+    timer = undefined
+    version = undefined
+  }
+
+  const send = (stream: Stream, text: string) => {
+    if (stream.raw.writableLength > MAX_UNSENT) {
+      end(stream)
+      return
+    }
+    stream.raw.write(text)
+  }
+  const end = (stream: Stream, reason?: string) => {
+    if (!streams.delete(stream)) return
+    if (reason !== undefined && !stream.raw.destroyed) stream.raw.write(`event: end\ndata: ${JSON.stringify({ reason })}\n\n`)
+    stream.raw.end()
+    stopIfIdle()
+  }
+
+  const look = async (stream: Stream): Promise<void> => {
+    if (stream.busy) {
+      stream.again = true
+      return
+    }
+    stream.busy = true
+    try {
+      do {
+        stream.again = false
+        const seen = await fingerprint(fastify, prefix, stream.workspace, stream.auth)
+        if (!streams.has(stream)) return
+        if (typeof seen === 'number') {
+          end(stream, seen === 401 ? 'signed out' : 'the workspace is no longer readable')
+          return
+        }
+        if (seen !== stream.seen) {
+          stream.seen = seen
+          send(stream, 'event: change\ndata: {}\n\n')
+        }
+      } while (stream.again)
+    } catch (err) {
+      fastify.log.warn({ err }, 'the board page\'s live stream could not look at a workspace')
+    } finally {
+      stream.busy = false
+    }
+  }
+
+  fastify.addHook('onRequest', fastify.planningAuth.requireUser)
+  fastify.addHook('preClose', async () => {
+    for (const stream of [...streams]) end(stream, 'the server is shutting down')
+  })
+
+  fastify.get('/p2/workspaces/:workspace_id/live', {
+    exposeHeadRoute: false,
+    schema: {
+      tags: ['boards', 'extensions'],
+      summary: 'Server-Sent Events: "change" whenever the workspace\'s board, as you can read it, changed (extension)',
+      params: WorkspaceParams,
+      response: { 200: Type.String({ description: 'text/event-stream: `event: ready`, then `event: change` (data `{}`) after each change; comments as heartbeats' }), ...errorResponses }
+    }
+  }, async (request, reply) => {
+    const user = request.planningUser!
+    const auth = credentialOf(fastify, request)
+    const seen = await fingerprint(fastify, prefix, request.params.workspace_id, auth)
+    if (seen === 401) throw httpErrors.unauthorized('the session or token is no longer valid')
+    if (typeof seen === 'number') throw httpErrors.notFound(`workspace ${request.params.workspace_id} not found`)
+    if (streams.size >= maxStreams) throw httpErrors.serviceUnavailable(`this server holds its limit of ${maxStreams} live streams; the page polls instead`)
+    if ([...streams].filter((s) => s.userId === user.id).length >= maxPerUser) {
+      throw httpErrors.tooManyRequests(`at most ${maxPerUser} live streams per user are open at once; close a board page`)
+    }
+    const stream: Stream = { workspace: request.params.workspace_id, userId: user.id, auth, raw: reply.raw, seen, busy: false, again: false }
+    reply.hijack()
+    reply.raw.writeHead(200, {
+      ...reply.getHeaders() as OutgoingHttpHeaders,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no'
+    })
+    reply.raw.write('retry: 5000\nevent: ready\ndata: {}\n\n')
+    streams.add(stream)
+    start()
+    const heartbeat = setInterval(() => { send(stream, ': still here\n\n') }, HEARTBEAT_MS).unref()
+    reply.raw.on('close', () => {
+      clearInterval(heartbeat)
+      end(stream)
+    })
+  })
+}
+
+/** The request's own credential, to look again later as the same person. */
+function credentialOf (fastify: FastifyInstance, request: FastifyRequest): Record<string, string> {
+  const token = fastify.planningAuth.tokenOf(request)
+  if (token !== undefined) return { 'x-authentication-token': token }
+  return { cookie: request.headers.cookie ?? '' }
+}
+
+/**
+ * What the page would read, as the tags of its answers: the workspace's repositories, each one's
+ * board, and its issues' titles and states. A number is the status that refused the first read.
+ */
+async function fingerprint (fastify: FastifyInstance, prefix: string, workspace: string, auth: Record<string, string>): Promise<string | number> {
+  const read = async (path: string) => await fastify.inject({ method: 'GET', url: prefix + path, headers: { ...auth, [INTERNAL_HEADER]: internalHeaderValue } })
+  const repos = await read(`/p2/workspaces/${encodeURIComponent(workspace)}/repositories`)
+  if (repos.statusCode !== 200) return repos.statusCode
+  const tags = await Promise.all((repos.json<Array<{ id: number }>>()).map(async ({ id }) => {
+    const board = await read(`/p2/workspaces/${encodeURIComponent(workspace)}/repositories/${id}/board`)
+    if (board.statusCode !== 200) return `${id}:${board.statusCode}`
+    const numbers = board.json<{ pipelines: Array<{ issues: Array<{ issue_number: number }> }> }>()
+      .pipelines.flatMap((p) => p.issues.map((i) => i.issue_number)).sort((a, b) => a - b)
+    const chunks = []
+    for (let i = 0; i < numbers.length; i += CHUNK) chunks.push(numbers.slice(i, i + CHUNK))
+    const issues = await Promise.all(chunks.map(async (chunk) => (await read(`/p1/repositories/${id}/issues?issue_numbers=${chunk.join(',')}`)).headers.etag))
+    return `${id}:${String(board.headers.etag)}:${issues.join(',')}`
+  }))
+  return `${String(repos.headers.etag)}|${tags.join('|')}`
+}
+
+export default fp(boardLive, { name: 'planning-board-live', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database'] })

@@ -1,0 +1,136 @@
+import t from 'tap'
+import { get, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { build, PRIVATE_REPO, REPO, TOKENS, WS_NEW, WS_OLD, type App } from './helper.js'
+
+/** An open live stream read as it arrives: its status, headers and the events so far. */
+interface Live { res: IncomingMessage, events: Array<{ event: string, data: string }>, close: () => void, ended: Promise<string> }
+
+async function listen (app: App): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+}
+
+async function open (base: string, path: string, headers: Record<string, string> = {}): Promise<Live> {
+  return await new Promise((resolve, reject) => {
+    const req = get(base + path, { headers }, (res) => {
+      let all = ''
+      const ended = new Promise<string>((resolve) => { res.on('end', () => { resolve(all) }) })
+      const live: Live = { res, events: [], close: () => { req.destroy() }, ended }
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        all += chunk
+        text += chunk
+        let end
+        while ((end = text.indexOf('\n\n')) !== -1) {
+          const block = text.slice(0, end)
+          text = text.slice(end + 2)
+          const event = /^event: (.*)$/m.exec(block)?.[1]
+          if (event !== undefined) live.events.push({ event, data: /^data: (.*)$/m.exec(block)?.[1] ?? '' })
+        }
+      })
+      res.on('error', () => {})
+      resolve(live)
+    })
+    req.on('error', reject)
+  })
+}
+
+const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+async function waitFor (live: Live, event: string, count: number, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (live.events.filter((e) => e.event === event).length >= count) return true
+    await sleep(25)
+  }
+  return false
+}
+const changes = (live: Live) => live.events.filter((e) => e.event === 'change').length
+
+t.test('a change anywhere on the workspace\'s board reaches its open streams, only where the reader can see it', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const alice = await open(base, `/p2/workspaces/${WS_OLD}/live`, { 'x-authentication-token': TOKENS.alice })
+  const carol = await open(base, `/p2/workspaces/${WS_OLD}/live?access_token=${TOKENS.carol}`)
+  t.teardown(() => { alice.close(); carol.close() })
+  t.equal(alice.res.statusCode, 200)
+  t.match(alice.res.headers['content-type'], /^text\/event-stream/)
+  t.equal(alice.res.headers['cache-control'], 'no-cache, no-transform')
+  t.ok(await waitFor(alice, 'ready', 1) && await waitFor(carol, 'ready', 1), 'both streams say they are ready')
+
+  // Only alice reads the private repository: its change reaches her stream, and nothing reaches carol's.
+  const estimate = await app.as('alice', { method: 'PUT', url: `/p1/repositories/${PRIVATE_REPO}/issues/1/estimate`, payload: { estimate: 3 } })
+  t.equal(estimate.statusCode, 200)
+  t.ok(await waitFor(alice, 'change', 1), 'alice hears of the private repository\'s change')
+  await sleep(2500)
+  t.equal(changes(carol), 0, 'carol hears nothing of a repository she cannot read')
+
+  // A change she can see reaches her.
+  const move = await app.as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 5 } })
+  t.equal(move.statusCode, 200)
+  t.ok(await waitFor(carol, 'change', 1), 'carol hears of the change on the repository she reads')
+  t.ok(await waitFor(alice, 'change', 2), 'and so does alice')
+
+  // A new issue lands in the first pipeline of each workspace holding its repository.
+  const before = changes(carol)
+  const created = await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: 50, title: 'Fresh' } })
+  t.equal(created.statusCode, 201)
+  t.ok(await waitFor(carol, 'change', before + 1), 'a new issue is a change')
+  // A new title changes no board, but the page shows titles.
+  const renamed = await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/3`, payload: { title: 'Renamed on the host' } })
+  t.equal(renamed.statusCode, 200)
+  t.ok(await waitFor(carol, 'change', before + 2), 'a new title is a change')
+})
+
+t.test('who may open a stream, and how many', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const refused = async (path: string, headers: Record<string, string> = {}) => {
+    const live = await open(base, path, headers)
+    const text = await live.ended
+    return { status: live.res.statusCode, message: (JSON.parse(text) as { message: string }).message }
+  }
+  t.match(await refused(`/p2/workspaces/${WS_OLD}/live`), { status: 401 })
+  t.match(await refused(`/p2/workspaces/${WS_OLD}/live`, { 'x-authentication-token': TOKENS.dave }), { status: 404, message: `workspace ${WS_OLD} not found` })
+  t.match(await refused('/p2/workspaces/ffffffffffffffffffffffff/live', { 'x-authentication-token': TOKENS.alice }), { status: 404 })
+  t.match(await refused('/p2/workspaces/not-an-id/live', { 'x-authentication-token': TOKENS.alice }), { status: 404 })
+
+  const open10 = await Promise.all(Array.from({ length: 10 }, async () => await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.bob })))
+  t.teardown(() => { for (const live of open10) live.close() })
+  t.same(open10.map((l) => l.res.statusCode), Array(10).fill(200))
+  t.match(await refused(`/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.bob }), { status: 429, message: /at most 10 live streams per user/ })
+  // Another user is not held back by bob's streams.
+  const carol = await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.carol })
+  t.equal(carol.res.statusCode, 200)
+  carol.close()
+  // A closed stream gives its place back.
+  open10[0].close()
+  await sleep(200)
+  const again = await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.bob })
+  t.equal(again.res.statusCode, 200)
+  again.close()
+})
+
+t.test('a reader who loses the workspace is told, and the stream ends', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const carol = await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.carol })
+  t.ok(await waitFor(carol, 'ready', 1))
+  const ended = carol.ended
+  const res = await app.admin({ method: 'PUT', url: `/admin/repositories/${REPO}/permissions/carol`, payload: { permission: 'none' } })
+  t.equal(res.statusCode, 200)
+  await ended
+  t.match(carol.events.at(-1), { event: 'end', data: '{"reason":"the workspace is no longer readable"}' })
+})
+
+t.test('closing the server ends the open streams', async (t) => {
+  const app = await build(t)
+  const base = await listen(app)
+  const alice = await open(base, `/p2/workspaces/${WS_OLD}/live`, { 'x-authentication-token': TOKENS.alice })
+  t.ok(await waitFor(alice, 'ready', 1))
+  const ended = alice.ended
+  await app.close()
+  await ended
+  t.match(alice.events.at(-1), { event: 'end', data: '{"reason":"the server is shutting down"}' })
+})
