@@ -55,7 +55,9 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
       const now = await fastify.planningVersionLatest()
       if (now === version) return
       version = now
-      for (const stream of [...streams]) await look(stream)
+      // Tabs of one person on one workspace share a look.
+      const looks = new Map<string, Promise<string | number>>()
+      for (const stream of [...streams]) await look(stream, looks)
     } catch (err) {
       fastify.log.warn({ err }, 'the board page\'s live stream could not read the change counter')
     } finally {
@@ -87,16 +89,21 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
     stopIfIdle()
   }
 
-  const look = async (stream: Stream): Promise<void> => {
+  const look = async (stream: Stream, looks: Map<string, Promise<string | number>>): Promise<void> => {
     if (stream.busy) {
       stream.again = true
       return
     }
     stream.busy = true
     try {
+      let shared = true
       do {
         stream.again = false
-        const seen = await fingerprint(fastify, prefix, stream.workspace, stream.auth)
+        const key = `${stream.workspace}\n${JSON.stringify(stream.auth)}`
+        let seeing = shared ? looks.get(key) : undefined
+        if (seeing === undefined) looks.set(key, seeing = fingerprint(fastify, prefix, stream.workspace, stream.auth))
+        shared = false
+        const seen = await seeing
         if (!streams.has(stream)) return
         if (typeof seen === 'number') {
           end(stream, seen === 401 ? 'signed out' : 'the workspace is no longer readable')
