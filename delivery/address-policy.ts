@@ -80,3 +80,13 @@ export async function resolveTarget (hostname: string, allowPrivate: boolean): P
   }
   return addresses[0]
 }
+
+/** The promise, or a rejection as soon as the signal aborts (a DNS lookup cannot be cancelled). */
+export async function abortable<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) throw new Error('aborted')
+  return await new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('aborted'))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}

@@ -5,7 +5,7 @@ import type { LookupFunction } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { isDatabaseUnavailable } from '../db/engine.js'
 import type { PendingDelivery, WebhooksRepository } from '../db/webhooks.js'
-import { RefusedAddressError, resolveTarget } from './address-policy.js'
+import { abortable, RefusedAddressError, resolveTarget } from './address-policy.js'
 
 export interface DeliveryOptions {
   /** per attempt, connection to end of response */
@@ -240,14 +240,4 @@ export class DeliveryWorker {
       request.end(delivery.body)
     })
   }
-}
-
-/** The promise, or a rejection as soon as the signal aborts (a DNS lookup cannot be cancelled). */
-async function abortable<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) throw new Error('aborted')
-  return await new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('aborted'))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
 }

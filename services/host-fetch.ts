@@ -1,7 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
-import { RefusedAddressError, resolveTarget } from '../delivery/address-policy.js'
+import { abortable, RefusedAddressError, resolveTarget } from '../delivery/address-policy.js'
 
 export interface HostFetchOptions {
   /** allow loopback and private host addresses (HOST_ALLOW_PRIVATE; link-local and metadata never) */
@@ -144,16 +144,6 @@ function respond (answer: Answer, url: URL): Response {
   const response = new Response(NULL_BODY.has(answer.status) ? null : new Uint8Array(answer.body), { status: answer.status, headers: answer.headers })
   Object.defineProperty(response, 'url', { value: url.href })
   return response
-}
-
-/** The promise, or a rejection as soon as the signal aborts (a DNS lookup cannot be cancelled). */
-async function abortable<T> (promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) throw new Error('aborted')
-  return await new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error('aborted'))
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
 }
 
 /** A host's error, told by status and a short reason: never the host's body as sent. */
