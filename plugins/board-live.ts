@@ -47,19 +47,24 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
   let timer: ReturnType<typeof setInterval> | undefined
   let version: number | undefined
   let ticking = false
+  // Said once per outage of the database, not every second of it.
+  let failing = false
 
   const tick = async () => {
     if (ticking) return
     ticking = true
     try {
       const now = await fastify.planningVersionLatest()
+      if (failing) fastify.log.info('the board page\'s live stream reads the change counter again')
+      failing = false
       if (now === version) return
       version = now
       // Tabs of one person on one workspace share a look.
       const looks = new Map<string, Promise<string | number>>()
       for (const stream of [...streams]) await look(stream, looks)
     } catch (err) {
-      fastify.log.warn({ err }, 'the board page\'s live stream could not read the change counter')
+      if (!failing) fastify.log.warn({ err }, 'the board page\'s live stream could not read the change counter; it tries again every tick')
+      failing = true
     } finally {
       ticking = false
     }
