@@ -19,8 +19,34 @@ const TYPES = {
 type PageFile = keyof typeof TYPES
 export const BOARD_PAGE_FILES = Object.keys(TYPES) as PageFile[]
 
-// The page talks to this server only; nothing else may be loaded or framed. No inline script.
-const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// The page talks to this server only; nothing else may be loaded or framed, but the issue hosts'
+// avatars. No inline script.
+const policy = (images: string[]) =>
+  `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src ${["'self'", ...images].join(' ')}; ` +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const POLICY = policy([])
+
+/** Where the connected hosts serve avatars from: github.com's avatar server, each other host's own address. */
+export function avatarOrigins (connections: Array<{ kind: string, web_url: string }>): string[] {
+  const origins = new Set<string>()
+  for (const connection of connections) {
+    let url: URL
+    try {
+      url = new URL(connection.web_url)
+    } catch {
+      continue
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') continue
+    if (url.hostname === 'github.com') {
+      origins.add('https://avatars.githubusercontent.com')
+      continue
+    }
+    origins.add(url.origin)
+    // GitHub Enterprise with subdomain isolation serves them from avatars.HOST.
+    if (connection.kind === 'github') origins.add(`${url.protocol}//avatars.${url.host}`)
+  }
+  return [...origins].sort()
+}
 
 // Run from the sources (the tests), the folder holds the page's sources but no bundled script:
 // esbuild (a development dependency) bundles it, once per folder and process.
@@ -52,9 +78,19 @@ const boardPage: FastifyPluginAsync<BoardPageOptions> = async (fastify, opts) =>
     if (name === 'index.html' && !path.endsWith('/') && !path.endsWith('/board')) {
       return await reply.redirect(`${path.slice(path.lastIndexOf('/') + 1)}/`, 301)
     }
-    return await reply.header('content-type', TYPES[name]).header('cache-control', 'no-cache').header('content-security-policy', POLICY)
+    return await reply.header('content-type', TYPES[name]).header('cache-control', 'no-cache')
+      .header('content-security-policy', name === 'index.html' ? await pagePolicy(request) : POLICY)
       .header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer').header('x-frame-options', 'DENY')
       .send(contents.get(name))
+  }
+  const pagePolicy = async (request: FastifyRequest): Promise<string> => {
+    if (!fastify.hasDecorator('planningStore')) return POLICY
+    try {
+      return policy(avatarOrigins(await fastify.planningStore.connections.list()))
+    } catch (err) {
+      request.log.warn({ err }, 'the board page shows initials only: the connections could not be read')
+      return POLICY
+    }
   }
   const schema = { tags: ['board page'], hide: true }
   fastify.get('/', { schema }, send('index.html'))

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { cardName, initials, labelColors, parseEstimate, points, repoHue, type Card as CardData, type Relations, type Repo } from '../model.js'
+import { Avatar } from './avatar.js'
+import { cardName, labelColors, parseEstimate, points, repoHue, type Card as CardData, type Relations, type Repo } from '../model.js'
 
 export interface CardProps {
   card: CardData
@@ -54,7 +55,7 @@ export function Card (props: CardProps) {
         const colors = labelColors(l.color)
         return html`<span key=${l.name} class="label" style=${colors === undefined ? undefined : { '--label': colors.background, '--label-text': colors.text }}>${l.name}</span>`
       })}
-      ${card.assignees.length > 0 && html`<span class="assignees">${card.assignees.map((a) => html`<span key=${a.login} class="assignee" title=${a.login}>${initials(a.login)}</span>`)}</span>`}
+      ${card.assignees.length > 0 && html`<span class="assignees">${card.assignees.map((a) => html`<${Avatar} key=${a.login} person=${a} />`)}</span>`}
     </div>
   </li>`
 }
