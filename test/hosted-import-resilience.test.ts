@@ -38,6 +38,7 @@ t.test('a source that never answers, or fails, is retried and then given up on',
     hits++
     if (request.url?.includes('boom') === true) response.writeHead(502).end('{}')
     if (request.url?.includes('huge') === true) response.writeHead(200, { 'content-type': 'application/json' }).end(`[${'0,'.repeat(100_000)}0]`)
+    if (request.url?.includes('nul') === true) response.writeHead(200, { 'content-type': 'application/json' }).end('[{"id":"5d0a7a9741fd098f6b7f58a1","name":"Eng\\u0000ineering"}]')
   })
   await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { hanging.closeAllConnections(); hanging.close() })
@@ -50,6 +51,8 @@ t.test('a source that never answers, or fails, is retried and then given up on',
   t.match(failing, { state: 'failed', error: /answered 502 \(after 3 attempts\)/ })
   const huge = await until(app, (await start(app, { api_url: `${url}/huge`, token: MOVER, repositories: [REPO] })).id)
   t.match(huge, { state: 'failed', error: /answer is larger than 100000 bytes/, requests: 1 })
+  const nul = await until(app, (await start(app, { api_url: `${url}/nul`, token: MOVER, repositories: [REPO] })).id)
+  t.match(nul, { state: 'failed', error: /unexpected answer \(\/0\/name: a text holds a NUL character\)/, requests: 1 }, 'a NUL in a name is refused before the store sees it')
 })
 
 /** One database for two instances: a file, or a PostgreSQL schema. */

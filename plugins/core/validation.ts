@@ -19,7 +19,7 @@ const DECIMAL = /^(0|[1-9][0-9]*)$/
 const refusal = (message: string) => ({ error: Object.assign(new Error(message), { statusCode: 400 }) })
 
 /** Where the first string holding a NUL character is (`/message`, `/add_issues/0/title`), if any. */
-function nulAt (value: unknown, path = ''): string | undefined {
+export function nulAt (value: unknown, path = ''): string | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
   if (typeof value !== 'object' || value === null) return undefined
   for (const key in value) {

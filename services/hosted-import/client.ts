@@ -1,5 +1,6 @@
 import type { TSchema, Static } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { nulAt } from '../../plugins/core/validation.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { registerFormats } from '../../schemas/formats.js'
 import { HostAddressRefused } from '../host-fetch.js'
@@ -130,6 +131,9 @@ export class HostedClient {
       } catch {
         throw new HostedError(`GET ${path}: the answer is not JSON`)
       }
+      // PostgreSQL cannot store a NUL character: refused here, saying where, not at the insert.
+      const nul = nulAt(json)
+      if (nul !== undefined) throw new HostedError(`GET ${path}: unexpected answer (${nul || '/'}: a text holds a NUL character)`)
       const check = checker(schema)
       if (!check.Check(json)) {
         const first = [...check.Errors(json)][0]
