@@ -354,3 +354,19 @@ t.test('the store: the live stream reads the board again on a change, and follow
   await store.signOut()
   t.ok(opened[0].closed, 'signing out closes the stream')
 })
+
+t.test('the store: a pipeline\'s host label is saved trimmed, an empty one cleared, and the Settings view is in the address', async (t) => {
+  const sent: Array<[string, string, unknown]> = []
+  const { store, urls } = await signedIn(t, sent)
+  store.setView('settings')
+  t.equal(urls.at(-1), '/board?board=w&view=settings')
+  t.equal(await store.setHostLabel('todo', '  status: todo '), true)
+  t.same(sent.at(-1), ['PATCH', '/p2/workspaces/w/pipelines/todo', { host_label: 'status: todo' }])
+  t.equal(store.state.pipelines.find((p) => p.id === 'todo')!.host_label, 'status: todo')
+  t.equal(store.state.workspaces[0].pipelines.find((p) => p.id === 'todo')!.host_label, 'status: todo', 'the workspace list follows')
+  t.equal(store.state.status.text, 'To Do writes the label "status: todo" to the issue host now.')
+  await store.setHostLabel('todo', '')
+  t.same(sent.at(-1), ['PATCH', '/p2/workspaces/w/pipelines/todo', { host_label: null }])
+  t.equal(await store.setHostLabel('no-such-pipeline', 'x'), false, 'nothing sent for a pipeline the board does not have')
+  t.equal(sent.length, 2)
+})

@@ -3,7 +3,7 @@
 // repositories become one, what a filter keeps, where a drop lands. Unit-tested without a browser.
 
 export interface Repo { id: number, owner: string, name: string, html_url: string }
-export interface Pipeline { id: string, name: string }
+export interface Pipeline { id: string, name: string, host_label?: string | null }
 export interface Workspace { id: string, name: string, description: string | null, repositories: number[], pipelines: Pipeline[] }
 export interface BoardIssue { issue_number: number, is_epic: boolean, estimate?: { value: number }, position?: number }
 export interface RepoBoard { pipelines: Array<Pipeline & { issues: BoardIssue[] }> }

@@ -48,8 +48,8 @@ export interface Provider { id: string, name: string, login_url: string }
 export interface Sprint { id: string, name: string, state: 'active' | 'future' | 'closed', starts_at: string, ends_at: string }
 export interface NewIssue { title: string, body?: string, labels?: string[], assignees?: string[], estimate?: number }
 
-export type View = 'board' | 'epics' | 'reports'
-const VIEWS: View[] = ['board', 'epics', 'reports']
+export type View = 'board' | 'epics' | 'reports' | 'settings'
+const VIEWS: View[] = ['board', 'epics', 'reports', 'settings']
 export const CLOSED = 'closed'
 export const POLL_MS = 3000
 /** While the live stream is open the server says when to read again; this slow look is only a safety net. */
@@ -464,6 +464,27 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     writeUrl()
   }
 
+  /** Names the issue-host label a pipeline writes (two-way sync); empty clears it. True when saved. */
+  async function setHostLabel (pipelineId: string, text: string): Promise<boolean> {
+    const workspace = state.choice?.workspace
+    const pipeline = state.pipelines.find((p) => p.id === pipelineId)
+    if (workspace === undefined || pipeline === undefined) return false
+    const label = text.trim() === '' ? null : text.trim()
+    try {
+      await client.send('PATCH', `/p2/workspaces/${encodeURIComponent(workspace)}/pipelines/${encodeURIComponent(pipelineId)}`, { host_label: label })
+    } catch (err) {
+      say(`Not saved: ${err instanceof Error ? err.message : String(err)}`, true)
+      return false
+    }
+    const relabel = (p: Pipeline) => p.id === pipelineId ? { ...p, host_label: label } : p
+    set({
+      pipelines: state.pipelines.map(relabel),
+      workspaces: state.workspaces.map((w) => w.id === workspace ? { ...w, pipelines: w.pipelines.map(relabel) } : w)
+    })
+    say(label === null ? `${pipeline.name} writes no label to the issue host now.` : `${pipeline.name} writes the label "${label}" to the issue host now.`)
+    return true
+  }
+
   /** One click from a milestone's or a release report's name: the Reports view with its burndown. */
   function showBurndown (burndown: string) {
     set({ view: 'reports', burndown, panel: null })
@@ -624,6 +645,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     setFilter,
     toggleCollapsed,
     setView,
+    setHostLabel,
     setBurndown,
     showBurndown,
     createIssue,

@@ -10,11 +10,13 @@ import { IssuePanel } from './issue-panel.js'
 import { NewIssue } from './new-issue.js'
 import { Picker } from './picker.js'
 import { Reports } from './reports.js'
+import { Settings } from './settings.js'
 import { SignIn } from './sign-in.js'
 
 function view (store: Store) {
   if (store.state.view === 'epics') return html`<${Epics} store=${store} />`
   if (store.state.view === 'reports') return html`<${Reports} store=${store} />`
+  if (store.state.view === 'settings') return html`<${Settings} store=${store} />`
   return html`<${Board} store=${store} />`
 }
 
@@ -64,6 +66,7 @@ export function App ({ store }: { store: Store }) {
           <a href="?view=board" aria-current=${state.view === 'board' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('board') }}>Board</a>
           <a href="?view=epics" aria-current=${state.view === 'epics' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('epics') }}>Epics</a>
           <a href="?view=reports" aria-current=${state.view === 'reports' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('reports') }}>Reports</a>
+          <a href="?view=settings" aria-current=${state.view === 'settings' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('settings') }}>Settings</a>
         </nav>
         <span class="spacer"></span>
         <button type="button" aria-label="Keyboard help" title="Keyboard help (?)" onClick=${() => store.set({ help: true })}>?</button>
@@ -72,7 +75,7 @@ export function App ({ store }: { store: Store }) {
     <main>
       <p class="status${state.status.error ? ' error' : ''}" role="status" aria-live="polite">${state.status.text}</p>
       ${state.phase === 'signed-out' && html`<${SignIn} store=${store} />`}
-      ${signedIn && state.choice !== null && state.view !== 'reports' && html`<${Filters} store=${store} inputRef=${filter} />`}
+      ${signedIn && state.choice !== null && state.view !== 'reports' && state.view !== 'settings' && html`<${Filters} store=${store} inputRef=${filter} />`}
       ${signedIn && state.choice !== null && view(store)}
     </main>
     ${state.panel !== null && html`<${IssuePanel} key=${state.panel} store=${store} issueKey=${state.panel} onClose=${closePanel} />`}

@@ -1,0 +1,40 @@
+/// <reference lib="dom" />
+import { useState } from 'preact/hooks'
+import { html } from '../html.js'
+import type { Pipeline } from '../model.js'
+import type { Store } from '../store.js'
+
+function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }) {
+  const [text, setText] = useState(pipeline.host_label ?? '')
+  const [saving, setSaving] = useState(false)
+  const id = `host-label-${pipeline.id}`
+  const save = async (e: Event) => {
+    e.preventDefault()
+    setSaving(true)
+    await store.setHostLabel(pipeline.id, text)
+    setSaving(false)
+  }
+  return html`<form class="setting" role="group" aria-label=${pipeline.name} onSubmit=${save}>
+    <label for=${id}>Host label for ${pipeline.name}</label>
+    <input id=${id} type="text" maxlength="50" value=${text} placeholder="no label" autocomplete="off"
+      onInput=${(e: Event) => { setText((e.target as HTMLInputElement).value) }} />
+    <button type="submit" disabled=${saving}>Save</button>
+  </form>`
+}
+
+/** The workspace's settings: which issue-host label each pipeline writes (two-way sync). */
+export function Settings ({ store }: { store: Store }) {
+  const { state } = store
+  const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
+  return html`<section class="settings" aria-label="Settings">
+    <h2>Pipeline labels on the issue host</h2>
+    <p>
+      A pipeline may name a label of the issue host. Moving a card into it puts that label on the
+      issue there and takes the other pipelines' labels off; a label put on at the host moves the
+      card here. Only repositories connected with an API token are written to. Changing these takes
+      admin permission on every repository of ${workspace === undefined ? 'the workspace' : `"${workspace.name}"`};
+      leave a field empty for no label.
+    </p>
+    ${state.pipelines.map((p) => html`<${HostLabelRow} key=${`${p.id}:${p.host_label ?? ''}`} store=${store} pipeline=${p} />`)}
+  </section>`
+}
