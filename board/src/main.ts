@@ -4,6 +4,7 @@ import { render } from 'preact'
 import { createClient } from './api.js'
 import { html } from './html.js'
 import { App } from './components/app.js'
+import { followLive } from './live.js'
 import { createStore } from './store.js'
 
 const base = location.pathname.replace(/\/board\/?$/, '').replace(/\/$/, '')
@@ -13,15 +14,7 @@ const store = createStore({
   local: localStorage,
   location,
   replaceUrl: (url) => history.replaceState(null, '', url),
-  openLive: (url, on) => {
-    const source = new EventSource(url)
-    source.addEventListener('open', on.open)
-    source.addEventListener('change', on.change)
-    source.addEventListener('error', on.lost)
-    // The server ended the stream (signed out, the workspace gone): polling says why.
-    source.addEventListener('end', () => { source.close(); on.lost() })
-    return source
-  }
+  openLive: (url, on) => followLive(url, () => store.state.token, on)
 })
 store.watchVisibility(() => document.hidden)
 document.addEventListener('visibilitychange', () => { if (!document.hidden && store.state.choice !== null) store.refresh() })

@@ -59,7 +59,7 @@ const BOARD_KEY = 'planning-board'
 const COLLAPSED_KEY = 'planning-collapsed'
 const CHUNK = 100
 
-/** The live stream's events (an EventSource in the page). */
+/** The live stream's events (read with fetch in the page, so the token goes in a header, never in an address). */
 export interface LiveHandlers { open: () => void, change: () => void, lost: () => void }
 export type OpenLive = (url: string, on: LiveHandlers) => { close: () => void }
 
@@ -120,9 +120,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     live = undefined
     liveOpen = false
     if (workspace === null || openLive === undefined) return
-    const query = state.token === null ? '' : `?access_token=${encodeURIComponent(state.token)}`
     const mine = generation
-    live = openLive(client.href(`/p2/workspaces/${encodeURIComponent(workspace)}/live${query}`), {
+    live = openLive(client.href(`/p2/workspaces/${encodeURIComponent(workspace)}/live`), {
       open: () => { liveOpen = true },
       change: () => { if (mine === generation && state.drag === null) refresh() },
       lost: () => { liveOpen = false }
