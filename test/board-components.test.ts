@@ -370,3 +370,23 @@ t.test('the store: a pipeline\'s host label is saved trimmed, an empty one clear
   t.equal(await store.setHostLabel('no-such-pipeline', 'x'), false, 'nothing sent for a pipeline the board does not have')
   t.equal(sent.length, 2)
 })
+
+t.test('the store: an edit sends what changed and keeps the board\'s estimate on the card', async (t) => {
+  const sent: Array<[string, string, unknown]> = []
+  const { store } = await signedIn(t, sent)
+  const client = store.client as Client & { send: Client['send'] }
+  const before = store.state.cards.get('1#2')!
+  client.send = async <T>(method: string, path: string, body: unknown) => {
+    sent.push([method, path, body])
+    return { issue_number: 2, title: 'New', html_url: 'h/2', status: 'open', is_epic: false, labels: [{ name: 'bug', color: null }], assignees: [] } as T
+  }
+  t.equal(await store.editIssue('1#2', { title: 'New', labels: ['bug'] }), true)
+  t.same(sent.at(-1), ['PATCH', '/p1/repositories/1/issues/2', { title: 'New', labels: ['bug'] }])
+  const after = store.state.cards.get('1#2')!
+  t.match(after, { title: 'New', labels: [{ name: 'bug' }], estimate: before.estimate })
+  t.equal(store.state.status.text, 'Saved #2.')
+  client.send = async () => { throw new ApiError('write permission on repository 1 is required', 403) }
+  t.equal(await store.editIssue('1#2', { title: 'Other' }), false)
+  t.equal(store.state.cards.get('1#2')!.title, 'New', 'a refusal keeps the card')
+  t.equal(store.state.status.text, 'Not saved: write permission on repository 1 is required. #2 keeps what it had.')
+})

@@ -548,6 +548,28 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     await refresh()
   }
 
+  /** Edits the issue's title, labels or assignees (on the issue host first, when it is connected). True when saved. */
+  async function editIssue (key: string, change: { title?: string, labels?: string[], assignees?: string[] }): Promise<boolean> {
+    const card = state.cards.get(key)
+    if (card === undefined) return false
+    let answer: BulkIssue | undefined
+    try {
+      answer = await client.send<BulkIssue>('PATCH', `/p1/repositories/${card.repo}/issues/${card.number}`, change)
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) failed(err, 'Not saved')
+      else say(`Not saved: ${err instanceof Error ? err.message : String(err)}. #${card.number} keeps what it had.`, true)
+      return false
+    }
+    const cards = new Map(state.cards)
+    const latest = state.cards.get(key) ?? card
+    // Estimates, epic flags and states come with the board; the answer carries the edited fields.
+    const { estimate, is_epic: isEpic, closed } = latest
+    cards.set(key, { ...latest, ...(answer === undefined ? {} : cardOf(card.repo, answer)), estimate, is_epic: isEpic, closed })
+    set({ cards })
+    say(`Saved #${card.number}.`)
+    return true
+  }
+
   const repoOf = (key: string): number => Number(key.split('#')[0])
 
   /** Moves a card to `slot` among the cards shown in a pipeline; one request; the card stays where it was put. */
@@ -649,6 +671,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     showBurndown,
     createIssue,
     setIssueState,
+    editIssue,
     download,
     /** The repositories the board shows. */
     repoIds,

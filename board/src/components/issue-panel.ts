@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { keyOf, labelColors, parseEstimate, points } from '../model.js'
+import { keyOf, labelColors, namesIn, parseEstimate, points, type Card } from '../model.js'
 import type { Store } from '../store.js'
 
 interface IssueEvent {
@@ -31,6 +31,39 @@ export function duration (seconds: number): string {
   return `${Math.round(seconds / 86400)} days`
 }
 
+/** The issue's title, labels and assignees as a form; only what changed is sent. */
+function EditIssue ({ store, card, onDone }: { store: Store, card: Card, onDone: () => void }) {
+  const [title, setTitle] = useState(card.title)
+  const [labels, setLabels] = useState(card.labels.map((l) => l.name).join(', '))
+  const [assignees, setAssignees] = useState(card.assignees.map((a) => a.login).join(', '))
+  const [saving, setSaving] = useState(false)
+  const save = async (e: SubmitEvent) => {
+    e.preventDefault()
+    const change: { title?: string, labels?: string[], assignees?: string[] } = {}
+    if (title.trim() !== card.title) change.title = title.trim()
+    const [names, logins] = [namesIn(labels), namesIn(assignees)]
+    if (names.join('\n') !== card.labels.map((l) => l.name).join('\n')) change.labels = names
+    if (logins.join('\n') !== card.assignees.map((a) => a.login).join('\n')) change.assignees = logins
+    if (change.title === '') {
+      store.say('Not saved: an issue needs a title.', true)
+      return
+    }
+    setSaving(true)
+    const saved = Object.keys(change).length === 0 || await store.editIssue(card.key, change)
+    setSaving(false)
+    if (saved) onDone()
+  }
+  return html`<form class="edit" aria-label=${`Edit #${card.number}`} onSubmit=${save}>
+    <label>Title <input type="text" value=${title} maxlength="256" required onInput=${(e: InputEvent) => setTitle((e.target as HTMLInputElement).value)} /></label>
+    <label>Labels <input type="text" value=${labels} placeholder="bug, ui" onInput=${(e: InputEvent) => setLabels((e.target as HTMLInputElement).value)} /></label>
+    <label>Assignees <input type="text" value=${assignees} placeholder="login, login" onInput=${(e: InputEvent) => setAssignees((e.target as HTMLInputElement).value)} /></label>
+    <div class="row">
+      <button type="submit" disabled=${saving}>Save</button>
+      <button type="button" onClick=${onDone}>Cancel</button>
+    </div>
+  </form>`
+}
+
 /** The issue panel: a dialog named `#<number> <title>` with everything the board knows of the issue. */
 export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueKey: string, onClose: () => void }) {
   const { state } = store
@@ -42,6 +75,7 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
   const [blocker, setBlocker] = useState('')
   const [releases, setReleases] = useState<Release[] | null>(null)
   const [epic, setEpic] = useState('')
+  const [editing, setEditing] = useState(false)
   useEffect(() => {
     const el = dialog.current
     if (el !== null && !el.open) el.showModal()
@@ -98,11 +132,13 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
   const workspaceName = state.workspaces.find((w) => w.id === state.choice?.workspace)?.name
   const durationsHere = (durations ?? []).filter((d) => d.workspace_id === state.choice?.workspace)
   return html`<dialog ref=${dialog} class="panel" aria-labelledby=${headingId}
-      onClose=${onClose}>
+      onClose=${onClose} onCancel=${(e: Event) => { if (editing) { e.preventDefault(); setEditing(false) } }}>
     <header>
       <h2 id=${headingId}>#${card.number} ${card.title}</h2>
+      ${!editing && html`<button type="button" onClick=${() => setEditing(true)}>Edit</button>`}
       <button type="button" class="close" onClick=${() => dialog.current?.close()}>Close</button>
     </header>
+    ${editing && html`<${EditIssue} store=${store} card=${card} onDone=${() => setEditing(false)} />`}
     <dl class="facts">
       <dt>Repository</dt><dd>${repo === undefined ? `repository ${card.repo}` : `${repo.owner}/${repo.name}`} · <a href=${card.html_url} target="_blank" rel="noopener">Open on the issue host</a></dd>
       <dt>State</dt><dd>${card.closed ? 'Closed' : 'Open'}
