@@ -35,10 +35,22 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
     for (const side of sides) await announce(trx, events, { ...side, user: actor(user), type, blocking: dependency.blocking, blocked: dependency.blocked })
   }
 
-  const requireIssue = async (trx: Executor, ref: IssueRef, side: string): Promise<number> => {
-    const row = await trx.selectFrom('issues').select('id').where('repo_id', '=', ref.repo_id).where('number', '=', ref.issue_number).executeTakeFirst()
-    if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
-    return row.id
+  /** Both sides' ids (NotFound naming the first missing side) and whether their repositories share a workspace: one query. */
+  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<{ blocking: number, blocked: number, shared: boolean }> => {
+    const { blocking: a, blocked: b } = dependency
+    const rows = await trx.selectFrom('issues').select(['id', 'repo_id', 'number'])
+      .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as x').innerJoin('workspace_repositories as y', 'x.workspace_id', 'y.workspace_id')
+        .select('x.workspace_id').where('x.repo_id', '=', a.repo_id).where('y.repo_id', '=', b.repo_id)).as('shared'))
+      .where((eb) => eb.or([
+        eb.and([eb('repo_id', '=', a.repo_id), eb('number', '=', a.issue_number)]),
+        eb.and([eb('repo_id', '=', b.repo_id), eb('number', '=', b.issue_number)])
+      ])).execute()
+    const idOf = (ref: IssueRef, side: string): number => {
+      const row = rows.find((r) => Number(r.repo_id) === ref.repo_id && Number(r.number) === ref.issue_number)
+      if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
+      return row.id
+    }
+    return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)) }
   }
 
   return {
@@ -60,21 +72,18 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
         await lockFor(trx, 'dependencies')
         const version = await changeVersion(trx)
-        const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
-        const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
+        const { blocking, blocked, shared } = await bothIssues(trx, dependency)
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
-        const exists = await trx.selectFrom('dependencies').select('seq').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
-        if (exists !== undefined) {
-          // Nothing written, but the transaction still moves the counter: the kept graph stays good.
+        // Read before the insert, so the kept graph never holds an edge that may yet be rolled back.
+        const known = await graphAt(trx, version)
+        const inserted = await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() })
+          .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq').executeTakeFirst()
+        if (inserted === undefined) {
+          // The pair exists: nothing written, but the transaction still moves the counter; the kept graph stays good.
           afterCommit(trx, (committed) => graph.committed(version, committed, () => {}))
           return dependency
         }
-        const shared = await trx.selectFrom('workspace_repositories as a').innerJoin('workspace_repositories as b', 'a.workspace_id', 'b.workspace_id')
-          .select('a.workspace_id').where('a.repo_id', '=', dependency.blocking.repo_id).where('b.repo_id', '=', dependency.blocked.repo_id).limit(1).executeTakeFirst()
-        if (shared === undefined) {
-          throw new Invalid(`repositories ${dependency.blocking.repo_id} and ${dependency.blocked.repo_id} are not in the same workspace`)
-        }
-        const known = await graphAt(trx, version)
+        if (!shared) throw new Invalid(`repositories ${dependency.blocking.repo_id} and ${dependency.blocked.repo_id} are not in the same workspace`)
         if (known.reaches(blocked, blocking)) {
           // Say why only when the caller can see the path; otherwise only that it is refused.
           if (known.reaches(blocked, blocking, canRead)) {
@@ -82,8 +91,6 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
           }
           throw new Invalid('this dependency is refused')
         }
-        await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() })
-          .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).execute()
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.add(blocking, blocked, dependency.blocked.repo_id)))
         await changed(trx, 'dependency_created', dependency, [blocking, blocked], user)
         return dependency
@@ -92,8 +99,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
 
     async remove (dependency: Dependency, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
-        const blocking = await requireIssue(trx, dependency.blocking, 'blocking')
-        const blocked = await requireIssue(trx, dependency.blocked, 'blocked')
+        const { blocking, blocked } = await bothIssues(trx, dependency)
         const version = await changeVersion(trx)
         const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')

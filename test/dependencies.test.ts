@@ -1,4 +1,5 @@
 import t from 'tap'
+import Database from 'better-sqlite3'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS } from './helper.js'
 
 const dep = (a: [number, number], b: [number, number]) => ({
@@ -93,4 +94,27 @@ t.test('the graph kept for cycle checks follows writes made elsewhere', async (t
   t.match(refused.json().message, /cycle/)
   t.equal((await b.inject({ method: 'DELETE', url: '/p1/dependencies', headers: { 'x-authentication-token': TOKENS.alice }, payload: dep([REPO, 2], [REPO, 3]) })).statusCode, 204)
   t.equal((await create(a, 3, 1)).statusCode, 200, 'and its removal')
+})
+
+t.test('a dependency insert takes a bounded number of statements, whatever the graph', async (t) => {
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (sql) => executed.push(String(sql)) })
+  const app = await build(t, { database: db })
+  t.teardown(() => db.close())
+  await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })
+  const statements = async (payload: object) => {
+    executed.length = 0
+    const res = await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload })
+    t.equal(res.statusCode, 200)
+    // Within the write transaction: the request's token and permission reads are the auth's, cached until the next write.
+    const begin = executed.findIndex((sql) => /^begin/i.test(sql.trim()))
+    return executed.slice(begin + 1).filter((sql) => !/^(commit|rollback)/i.test(sql.trim())).length
+  }
+  const fresh = await statements(dep([REPO, 2], [REPO, 3]))
+  // The counter, both issues and the workspace check in one query, the insert (it tells whether the
+  // pair existed), the planning stamp, the issues' context and the webhooks to tell, the counter bump.
+  t.ok(fresh <= 7, `a new dependency: ${fresh} statements in its transaction`)
+  const again = await statements(dep([REPO, 2], [REPO, 3]))
+  t.ok(again <= 4, `an existing pair: ${again} statements`)
+  t.ok(again < fresh, 'an existing pair writes nothing')
 })
