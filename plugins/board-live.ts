@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { httpErrors } from '@fastify/sensible'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, LightMyRequestResponse } from 'fastify'
 import fp from 'fastify-plugin'
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { WorkspaceParams } from '../schemas/board-reads.js'
@@ -60,7 +60,7 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
       if (now === version) return
       version = now
       // Tabs of one person on one workspace share a look.
-      const looks = new Map<string, Promise<string | number>>()
+      const looks = new Map<string, Promise<Look>>()
       for (const stream of [...streams]) await look(stream, looks)
     } catch (err) {
       if (!failing) fastify.log.warn({ err }, 'the board page\'s live stream could not read the change counter; it tries again every tick')
@@ -94,7 +94,7 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
     stopIfIdle()
   }
 
-  const look = async (stream: Stream, looks: Map<string, Promise<string | number>>): Promise<void> => {
+  const look = async (stream: Stream, looks: Map<string, Promise<Look>>): Promise<void> => {
     if (stream.busy) {
       stream.again = true
       return
@@ -110,8 +110,13 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
         shared = false
         const seen = await seeing
         if (!streams.has(stream)) return
-        if (typeof seen === 'number') {
-          end(stream, seen === 401 ? 'signed out' : 'the workspace is no longer readable')
+        if (typeof seen !== 'string') {
+          // The store is away: nothing is known, so the stream stays and looks again once it is back.
+          if (seen.status >= 500) {
+            version = undefined
+            return
+          }
+          end(stream, seen.status === 401 ? 'signed out' : 'the workspace is no longer readable')
           return
         }
         if (seen !== stream.seen) {
@@ -143,8 +148,13 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
     const user = request.planningUser!
     const auth = credentialOf(fastify, request)
     const seen = await fingerprint(fastify, prefix, request.params.workspace_id, auth)
-    if (seen === 401) throw httpErrors.unauthorized('the session or token is no longer valid')
-    if (typeof seen === 'number') throw httpErrors.notFound(`workspace ${request.params.workspace_id} not found`)
+    if (typeof seen !== 'string') {
+      // A refusal of the page's own reads is the stream's: 401, 404, or 503 with Retry-After while the store is away.
+      if (seen.status >= 500 || seen.status === 401) {
+        return await reply.code(seen.status).headers(seen.retryAfter === undefined ? {} : { 'retry-after': seen.retryAfter }).send(seen.body)
+      }
+      throw httpErrors.notFound(`workspace ${request.params.workspace_id} not found`)
+    }
     if (streams.size >= maxStreams) throw httpErrors.serviceUnavailable(`this server holds its limit of ${maxStreams} live streams; the page polls instead`)
     if ([...streams].filter((s) => s.userId === user.id).length >= maxPerUser) {
       throw httpErrors.tooManyRequests(`at most ${maxPerUser} live streams per user are open at once; close a board page`)
@@ -175,14 +185,23 @@ function credentialOf (fastify: FastifyInstance, request: FastifyRequest): Recor
   return { cookie: request.headers.cookie ?? '' }
 }
 
+/** The answer that refused the first read: its status, its body, and Retry-After when it came with one. */
+interface Refusal { status: number, body: { statusCode: number, error: string, message: string }, retryAfter?: string }
+type Look = string | Refusal
+
 /**
  * What the page would read, as the tags of its answers: the workspace's repositories, each one's
- * board, and its issues' titles and states. A number is the status that refused the first read.
+ * board, and its issues' titles and states. A refusal of the first read is returned as it came.
  */
-async function fingerprint (fastify: FastifyInstance, prefix: string, workspace: string, auth: Record<string, string>): Promise<string | number> {
-  const read = async (path: string) => await fastify.inject({ method: 'GET', url: prefix + path, headers: { ...auth, [INTERNAL_HEADER]: internalHeaderValue } })
+async function fingerprint (fastify: FastifyInstance, prefix: string, workspace: string, auth: Record<string, string>): Promise<Look> {
+  let unavailable: Refusal | undefined
+  const read = async (path: string) => {
+    const res = await fastify.inject({ method: 'GET', url: prefix + path, headers: { ...auth, [INTERNAL_HEADER]: internalHeaderValue } })
+    if (res.statusCode >= 500) unavailable ??= refusal(res)
+    return res
+  }
   const repos = await read(`/p2/workspaces/${encodeURIComponent(workspace)}/repositories`)
-  if (repos.statusCode !== 200) return repos.statusCode
+  if (repos.statusCode !== 200) return refusal(repos)
   const tags = await Promise.all((repos.json<Array<{ id: number }>>()).map(async ({ id }) => {
     const board = await read(`/p2/workspaces/${encodeURIComponent(workspace)}/repositories/${id}/board`)
     if (board.statusCode !== 200) return `${id}:${board.statusCode}`
@@ -193,7 +212,13 @@ async function fingerprint (fastify: FastifyInstance, prefix: string, workspace:
     const issues = await Promise.all(chunks.map(async (chunk) => (await read(`/p1/repositories/${id}/issues?issue_numbers=${chunk.join(',')}`)).headers.etag))
     return `${id}:${String(board.headers.etag)}:${issues.join(',')}`
   }))
-  return `${String(repos.headers.etag)}|${tags.join('|')}`
+  // A look taken while the store went away is no look: it would differ from the last one for nothing.
+  return unavailable ?? `${String(repos.headers.etag)}|${tags.join('|')}`
+}
+
+function refusal (res: LightMyRequestResponse): Refusal {
+  const retryAfter = res.headers['retry-after']
+  return { status: res.statusCode, body: res.json<Refusal['body']>(), ...(retryAfter === undefined ? {} : { retryAfter: String(retryAfter) }) }
 }
 
 export default fp(boardLive, { name: 'planning-board-live', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database'] })

@@ -1,51 +1,14 @@
 import t from 'tap'
-import { get, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { open, waitFor, type Live } from './sse.js'
 import { build, PRIVATE_REPO, REPO, TOKENS, WS_NEW, WS_OLD, type App } from './helper.js'
-
-/** An open live stream read as it arrives: its status, headers and the events so far. */
-interface Live { res: IncomingMessage, events: Array<{ event: string, data: string }>, close: () => void, ended: Promise<string> }
 
 async function listen (app: App): Promise<string> {
   await app.listen({ port: 0, host: '127.0.0.1' })
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
 }
 
-async function open (base: string, path: string, headers: Record<string, string> = {}): Promise<Live> {
-  return await new Promise((resolve, reject) => {
-    const req = get(base + path, { headers }, (res) => {
-      let all = ''
-      const ended = new Promise<string>((resolve) => { res.on('end', () => { resolve(all) }) })
-      const live: Live = { res, events: [], close: () => { req.destroy() }, ended }
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => {
-        all += chunk
-        text += chunk
-        let end
-        while ((end = text.indexOf('\n\n')) !== -1) {
-          const block = text.slice(0, end)
-          text = text.slice(end + 2)
-          const event = /^event: (.*)$/m.exec(block)?.[1]
-          if (event !== undefined) live.events.push({ event, data: /^data: (.*)$/m.exec(block)?.[1] ?? '' })
-        }
-      })
-      res.on('error', () => {})
-      resolve(live)
-    })
-    req.on('error', reject)
-  })
-}
-
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
-async function waitFor (live: Live, event: string, count: number, ms = 5000): Promise<boolean> {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    if (live.events.filter((e) => e.event === event).length >= count) return true
-    await sleep(25)
-  }
-  return false
-}
 const changes = (live: Live) => live.events.filter((e) => e.event === 'change').length
 
 t.test('a change anywhere on the workspace\'s board reaches its open streams, only where the reader can see it', async (t) => {

@@ -8,7 +8,8 @@ import WebSocket from 'ws'
 import { buildApp, type BuildOptions } from '../app.js'
 import { applicationName } from '../db/postgres.js'
 import { formReceiver } from './receiver.js'
-import { ADMIN_TOKEN, OTHER_REPO, P, REPO, TOKENS, testFixture } from './helper.js'
+import { ADMIN_TOKEN, OTHER_REPO, P, REPO, TOKENS, WS_OLD, testFixture } from './helper.js'
+import { open as openStream, waitFor } from './sse.js'
 import { postgresAnswers, testSchema } from './pg.js'
 import { ranOnce } from './once.js'
 import { TcpProxy } from './tcp-proxy.js'
@@ -125,7 +126,12 @@ t.test('a stopped database: 503 with Retry-After at once, /ready 503; all works 
   const { app, log, as } = await serve(t, { url: proxy.url(PG), webhooks: { allowPrivate: true, retryBaseMs: 50, retryMaxMs: 200 } })
   const hook = await as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/webhooks`, payload: { url: receiver.url } })
   t.equal(hook.statusCode, 201)
-  const feed = `${(await app.listen({ host: '127.0.0.1', port: 0 })).replace('http', 'ws')}/api/v1/ws?access_token=${TOKENS.carol}`
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const feed = `${base.replace('http', 'ws')}/api/v1/ws?access_token=${TOKENS.carol}`
+  const board = `/p2/workspaces/${WS_OLD}/live`
+  const stream = await openStream(base, board, { 'x-authentication-token': TOKENS.carol })
+  t.teardown(() => { stream.close() })
+  t.ok(await waitFor(stream, 'ready', 1), 'a board page\'s live stream is open')
   const open = new WebSocket(feed)
   t.teardown(() => open.terminate())
   const frames: Array<{ type: string, message?: string }> = []
@@ -153,15 +159,23 @@ t.test('a stopped database: 503 with Retry-After at once, /ready 503; all works 
     refused.on('close', (code) => resolve(String(code)))
   })
   t.ok(['503 5', '1013'].includes(answer), `a live feed connecting meanwhile is told to try again later (${answer})`)
+  const refusedStream = await openStream(base, board, { 'x-authentication-token': TOKENS.carol })
+  const refusedBody = JSON.parse(await refusedStream.ended) as unknown
+  t.equal(refusedStream.res.statusCode, 503, 'a board page\'s live stream opened meanwhile: 503, not 404')
+  t.equal(refusedStream.res.headers['retry-after'], '5', 'with Retry-After')
+  t.same(refusedBody, { statusCode: 503, error: 'Service Unavailable', message: 'the database is unavailable; retry after 5 s' })
   open.send(JSON.stringify({ type: 'resume', after_seq: 0 }))
   for (let i = 0; i < 100 && !frames.some((f) => f.type === 'error'); i++) await sleep(20)
   t.match(frames.find((f) => f.type === 'error'), { message: /database is unavailable/ }, 'a resume frame meanwhile is answered')
   await sleep(1500) // the webhook worker looks for work now and then: it must keep trying, not die
+  t.same(stream.events.map((e) => e.event), ['ready'], 'the open live stream waits through the outage: no end, no change')
 
   await proxy.set('up')
   t.equal((await app.inject({ url: '/ready' })).statusCode, 200, 'ready again without a restart')
   t.equal((await as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 8 } })).statusCode, 200)
   t.equal((await as('alice', { url: `/p1/repositories/${REPO}/issues/2` })).json().estimate.value, 8)
+  t.ok(await waitFor(stream, 'change', 1), 'the live stream tells of the first change after the outage')
+  t.notOk(stream.events.some((e) => e.event === 'end'), 'and it never ended')
   const deadline = Date.now() + 10_000
   while (!receiver.received.some((r) => r.type === 'estimate_set') && Date.now() < deadline) await sleep(50)
   t.ok(receiver.received.some((r) => r.type === 'estimate_set'), 'the webhook worker sends again')
