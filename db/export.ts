@@ -12,8 +12,9 @@ type Json = Record<string, unknown>
 
 /**
  * Reads everything the fixture format holds (DESIGN section 5, extended: positions, labels,
- * assignees, events, epics, dependencies, release reports, pipeline host labels, sprints) a page at
- * a time, as `[key, record]` pairs in the order an import needs them. No token hashes, connection
+ * assignees, events, epics, dependencies, release reports, pipeline host labels, sprints, the
+ * reports' history) a page at a time, as `[key, record]` pairs in the order an import needs
+ * them. No token hashes, connection
  * secrets or webhooks, and so nothing that belongs to a connection (its identities and the
  * permissions they give: docs/operations.md, "Fixtures"). Issues are read up to the highest
  * id when the export began, so later sections never name an issue the file does not hold.
@@ -80,6 +81,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     const plusOnes = await db.selectFrom('plus_ones').select(['issue_id', 'created_at']).where('issue_id', 'in', ids).orderBy('created_at').orderBy('id').execute()
     const labels = await db.selectFrom('issue_labels').select(['issue_id', 'name', 'color']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('name').execute()
     const assignees = await db.selectFrom('issue_assignees').select(['issue_id', 'login', 'avatar_url']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('login').execute()
+    const states = await db.selectFrom('issue_states').select(['issue_id', 'state', 'at']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('id').execute()
+    const milestones = await db.selectFrom('issue_milestones').select(['issue_id', 'milestone_number', 'at']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('id').execute()
     for (const i of rows) {
       const pipelines: Record<string, string> = {}
       const positions: Record<string, number> = {}
@@ -100,6 +103,11 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       if (own.length > 0) record.labels = own
       const people = assignees.filter((a) => Number(a.issue_id) === Number(i.id)).map((a) => ({ login: a.login, avatar_url: a.avatar_url }))
       if (people.length > 0) record.assignees = people
+      // The reports' history: always the states (an import would otherwise record one, now), the milestones when any.
+      record.state_history = states.filter((h) => Number(h.issue_id) === Number(i.id)).map((h) => ({ state: h.state, at: h.at }))
+      const moves = milestones.filter((h) => Number(h.issue_id) === Number(i.id))
+        .map((h) => ({ milestone_number: h.milestone_number === null ? null : Number(h.milestone_number), at: h.at }))
+      if (moves.length > 0 || i.milestone_number !== null) record.milestone_history = moves
       yield ['issues', record]
     }
   }
@@ -153,6 +161,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       const repos = await db.selectFrom('release_report_repositories').select('repo_id').where('release_id', '=', r.release_id).orderBy('repo_id').execute()
       const issues = await db.selectFrom('release_report_issues as ri').innerJoin('issues as i', 'i.id', 'ri.issue_id').select(['i.repo_id', 'i.number'])
         .where('ri.release_id', '=', r.release_id).where('i.id', '<=', lastIssue).orderBy('i.repo_id').orderBy('i.number').execute()
+      const changes = await db.selectFrom('release_issue_changes as c').innerJoin('issues as i', 'i.id', 'c.issue_id').select(['i.repo_id', 'i.number', 'c.change', 'c.at'])
+        .where('c.release_id', '=', r.release_id).where('i.id', '<=', lastIssue).orderBy('c.id').execute()
       yield ['release_reports', {
         id: r.release_id,
         title: r.title,
@@ -163,7 +173,10 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
         closed_at: r.closed_at,
         state: r.state,
         repositories: repos.map((x) => Number(x.repo_id)),
-        issues: issues.map((i) => ({ repo_id: Number(i.repo_id), issue_number: Number(i.number) }))
+        issues: issues.map((i) => ({ repo_id: Number(i.repo_id), issue_number: Number(i.number) })),
+        ...(changes.length === 0
+          ? {}
+          : { issue_changes: changes.map((c) => ({ repo_id: Number(c.repo_id), issue_number: Number(c.number), change: c.change, at: c.at })) })
       }]
     }
   }

@@ -52,6 +52,11 @@ export interface RestoredReport {
 
 const iso = (value: string): string => new Date(value).toISOString()
 
+/** Rows per multi-row insert: well under SQLite's and PostgreSQL's bound-parameter limits. */
+function * chunks<T> (rows: T[], size = 500): Generator<T[]> {
+  for (let at = 0; at < rows.length; at += size) yield rows.slice(at, at + size)
+}
+
 /**
  * What a fixture holds beyond repositories, issues and workspaces (an export's planning data),
  * written as it was: positions, events, epics, dependencies and release reports keep their
@@ -193,6 +198,25 @@ export function createRestoreRepository (db: Executor) {
       if (blocking === blocked) throw new Invalid('an issue cannot block itself')
       await db.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: createdAt === undefined ? nowIso() : iso(createdAt) })
         .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).execute()
+    },
+
+    /** Replaces the history the issue's creation recorded (its state and milestone, now) with the fixture's. */
+    async setHistory (id: number, repoId: number, history: { states?: Array<{ state: 'open' | 'closed', at: string }>, milestones?: Array<{ milestone_number: number | null, at: string }> }): Promise<void> {
+      if (history.states !== undefined) {
+        await db.deleteFrom('issue_states').where('issue_id', '=', id).execute()
+        for (const rows of chunks(history.states.map((h) => ({ issue_id: id, state: h.state, at: iso(h.at) })))) await db.insertInto('issue_states').values(rows).execute()
+      }
+      if (history.milestones !== undefined) {
+        await db.deleteFrom('issue_milestones').where('issue_id', '=', id).execute()
+        const rows = history.milestones.map((h) => ({ issue_id: id, repo_id: repoId, milestone_number: h.milestone_number, at: iso(h.at) }))
+        for (const chunk of chunks(rows)) await db.insertInto('issue_milestones').values(chunk).execute()
+      }
+    },
+
+    async addReleaseChanges (releaseId: string, changes: Array<{ issue_id: number, change: 'added' | 'removed', at: string }>): Promise<void> {
+      for (const rows of chunks(changes.map((c) => ({ release_id: releaseId, issue_id: c.issue_id, change: c.change, at: iso(c.at) })))) {
+        await db.insertInto('release_issue_changes').values(rows).execute()
+      }
     },
 
     async addReleaseReport (report: RestoredReport, issues: number[]): Promise<string> {

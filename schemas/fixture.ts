@@ -64,7 +64,16 @@ export const Fixture = Type.Object({
     assignees: Type.Optional(Type.Array(Type.Object({
       login: Type.String({ minLength: 1, maxLength: 100 }),
       avatar_url: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]))
-    }, { additionalProperties: false }), { maxItems: 100, description: 'the issue host\'s assignees' }))
+    }, { additionalProperties: false }), { maxItems: 100, description: 'the issue host\'s assignees' })),
+    state_history: Type.Optional(Type.Array(Type.Object({ state: IssueState, at: DateTime }, { additionalProperties: false }), {
+      maxItems: 10_000, description: 'each open and close as the reports read them; default: the state the issue is made in, now'
+    })),
+    milestone_history: Type.Optional(Type.Array(Type.Object({
+      milestone_number: Type.Union([PositiveInt, Type.Null()]),
+      at: DateTime
+    }, { additionalProperties: false }), {
+      maxItems: 10_000, description: 'each change of the issue\'s milestone as the milestone reports read them; default: its milestone, now'
+    }))
   }, { additionalProperties: false }))),
   issue_events: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,
@@ -99,7 +108,12 @@ export const Fixture = Type.Object({
     closed_at: Type.Optional(Type.Union([DateTime, Type.Null()])),
     state: Type.Optional(IssueState),
     repositories: Type.Array(PositiveInt, { minItems: 1 }),
-    issues: Type.Optional(Type.Array(IssueRef))
+    issues: Type.Optional(Type.Array(IssueRef)),
+    issue_changes: Type.Optional(Type.Array(Type.Object({
+      ...IssueRef.properties,
+      change: Type.Union([Type.Literal('added'), Type.Literal('removed')]),
+      at: DateTime
+    }, { additionalProperties: false }), { maxItems: 100_000, description: 'each issue added to or removed from the report, as its burndown reads them' }))
   }, { additionalProperties: false }))),
   workspaces: Type.Optional(Type.Array(Type.Object({
     id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })),

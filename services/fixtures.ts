@@ -118,12 +118,14 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
   }
   // What the bulk write leaves at its defaults: creation times and positions.
   for (const [i, issue] of issues.entries()) {
-    if (issue.created_at === undefined && issue.positions === undefined && issue.labels === undefined && issue.assignees === undefined) continue
+    const { created_at: createdAt, positions, labels, assignees, state_history: states, milestone_history: milestones } = issue
+    if ([createdAt, positions, labels, assignees, states, milestones].every((v) => v === undefined)) continue
     await at(`issues[${i}]`, async () => {
       const id = await restore.issueId({ repo_id: issue.repo_id, issue_number: issue.number }, 'issue')
-      if (issue.created_at !== undefined) await restore.setIssueCreatedAt(id, issue.created_at)
-      for (const [workspaceId, position] of Object.entries(issue.positions ?? {})) await restore.setPosition(id, workspaceId, position)
-      await restore.setLabelsAndAssignees(id, issue.labels ?? [], issue.assignees ?? [])
+      if (createdAt !== undefined) await restore.setIssueCreatedAt(id, createdAt)
+      for (const [workspaceId, position] of Object.entries(positions ?? {})) await restore.setPosition(id, workspaceId, position)
+      await restore.setLabelsAndAssignees(id, labels ?? [], assignees ?? [])
+      await restore.setHistory(id, issue.repo_id, { states, milestones })
     })
   }
   for (const [i, event] of (fixture.issue_events ?? []).entries()) {
@@ -156,12 +158,14 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
   if (hasCycle(dependencyEdges)) throw new Invalid('invalid fixture: dependencies: they form a cycle')
   for (const [i, report] of (fixture.release_reports ?? []).entries()) {
     await at(`release_reports[${i}]`, async () => {
-      const { issues = [], ...fields } = report
-      const outside = issues.find((ref) => !fields.repositories.includes(ref.repo_id))
+      const { issues = [], issue_changes: changes = [], ...fields } = report
+      const outside = [...issues, ...changes].find((ref) => !fields.repositories.includes(ref.repo_id))
       if (outside !== undefined) throw new Invalid(`issue ${outside.repo_id}#${outside.issue_number} is not in the report's repositories`)
       const ids: number[] = []
       for (const ref of issues) ids.push(await restore.issueId(ref, 'issues'))
-      await restore.addReleaseReport(fields, ids)
+      const changed = []
+      for (const { change, at, ...ref } of changes) changed.push({ issue_id: await restore.issueId(ref, 'issue_changes'), change, at })
+      await restore.addReleaseChanges(await restore.addReleaseReport(fields, ids), changed)
     })
   }
   for (const [i, plan] of (fixture.sprints ?? []).entries()) {

@@ -137,6 +137,45 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.same(await exported(target), backup)
 })
 
+t.test('the reports\' history comes along: states, milestones and release membership over past days', async (t) => {
+  const source = await build(t, { fixture: hostData() })
+  await plan(source)
+  const backup = await exported(source)
+  const issue = backup.issues.find((i: any) => i.repo_id === REPO && i.number === 3)
+  t.match(issue.state_history, [{ state: 'open' }], 'each issue\'s states are exported')
+  t.match(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2).milestone_history, [{ milestone_number: 2 }], 'and its milestones')
+  const v1 = backup.release_reports.find((r: any) => r.title === 'v1')
+  t.match(v1.issue_changes, [{ repo_id: REPO, issue_number: 3, change: 'added' }, { repo_id: OTHER_REPO, issue_number: 2, change: 'added' }], 'and the release\'s changes')
+
+  // A history of past days, as a server that ran then would hold it: #3 (8 points) added on Jan 5, closed on Jan 10.
+  issue.state_history = [{ state: 'open', at: '2025-12-20T12:00:00.000Z' }, { state: 'closed', at: '2026-01-10T12:00:00.000Z' }]
+  issue.state = 'closed'
+  for (const e of backup.issue_events) if (e.repo_id === REPO && e.number === 3 && e.type === 'estimateIssue') e.created_at = '2025-12-21T12:00:00.000Z'
+  v1.issue_changes = [{ repo_id: REPO, issue_number: 3, change: 'added', at: '2026-01-05T12:00:00.000Z' }]
+  v1.issues = [{ repo_id: REPO, issue_number: 3 }]
+  const target = await build(t, { fixture: null })
+  const imported = await target.admin({ method: 'POST', url: '/admin/import', payload: withTokens(backup) })
+  t.equal(imported.statusCode, 200, imported.body)
+  const again = await exported(target)
+  t.same(again.issues.find((i: any) => i.repo_id === REPO && i.number === 3).state_history, issue.state_history, 'the states as given, not one made now')
+  t.same(again.release_reports.find((r: any) => r.title === 'v1').issue_changes, v1.issue_changes)
+
+  const burndown = (await target.as('alice', { url: `/p1/reports/release/${String(v1.id)}/burndown?time_zone=UTC` })).json()
+  const day = (date: string) => burndown.days.find((d: any) => d.date === date)
+  t.match(day('2026-01-04'), { remaining_points: 0, remaining_issues: 0 }, 'before it was added, not in the report')
+  t.match(day('2026-01-06'), { remaining_points: 8, remaining_issues: 1 }, 'added on the 5th')
+  t.match(day('2026-01-11'), { remaining_points: 0, remaining_issues: 0, closed_points: 8 }, 'closed on the 10th')
+  t.match(burndown.scope_changes, [{ at: '2026-01-05T12:00:00.000Z', repo_id: REPO, issue_number: 3, change: 'added', points: 8 }])
+
+  const refused = await target.admin({
+    method: 'POST',
+    url: '/admin/import',
+    payload: { release_reports: [{ title: 'x', start_date: '2026-01-01T00:00:00Z', desired_end_date: '2026-02-01T00:00:00Z', repositories: [REPO], issue_changes: [{ repo_id: OTHER_REPO, issue_number: 2, change: 'added', at: '2026-01-02T00:00:00Z' }] }] }
+  })
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json().message, /release_reports\[0\].*not in the report's repositories/)
+})
+
 t.test('a fixture naming what it cannot hold is refused whole', async (t) => {
   const app = await build(t, { fixture: null })
   const base = { repositories: [{ id: 1, owner: 'a', name: 'b' }], workspaces: [{ name: 'W', repositories: [1], pipelines: ['A'] }], issues: [1, 2].map((n) => ({ repo_id: 1, number: n, title: `#${n}` })) }
