@@ -147,8 +147,14 @@ t.test('one repository\'s board: sign in, drag, keys, estimates, live changes', 
   requested.length = 0
   await page.waitForTimeout(4000)
   t.same(requested.filter((path) => path.endsWith('/board')), [], 'no board read in 4 s while nothing changed (it polled every 3 s)')
-  // Others' changes: a move and a renamed title show without a reload.
+  // Others' changes: a move and a renamed title show without a reload; the moved card glides into place.
+  const glided = page.waitForFunction(([pipeline, key]) => {
+    const moved = document.querySelector(`ul[data-pipeline="${pipeline}"] li[data-key="${key}"]`)
+    return moved !== null && moved.getAnimations().length > 0
+  }, [P.done, `${REPO}#6`], { polling: 'raf', timeout: 8000 })
   t.equal((await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues/6/moves`, payload: { pipeline_id: P.done, position: 'top' } })).statusCode, 200)
+  await glided
+  t.pass('a card moved by someone else glides into its new place')
   t.equal((await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/6`, payload: { title: 'Renamed on the host' } })).statusCode, 200)
   await card(page, 6, 'Renamed on the host').waitFor({ timeout: 8000 })
   t.same(await cardNumbers(page, 'Done'), [6], 'a move and a new title made elsewhere appear within the refresh interval')

@@ -43,6 +43,8 @@ export interface State {
   sprintIssues: Set<string> | null
   /** the pipeline whose "New issue" form is open */
   creating: string | null
+  /** counts refreshes that brought other columns (changes made elsewhere): their cards glide into place */
+  arrived: number
 }
 export interface Provider { id: string, name: string, login_url: string }
 export interface Sprint { id: string, name: string, state: 'active' | 'future' | 'closed', starts_at: string, ends_at: string }
@@ -105,7 +107,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     editing: null,
     creating: null,
     sprints: [],
-    sprintIssues: null
+    sprintIssues: null,
+    arrived: 0
   }
   // Tags of the last answers: unchanged boards and titles cost a 304.
   const etags = new Map<string, string>()
@@ -303,7 +306,9 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       if (mine !== generation) return
       // A card being dragged or an estimate being typed is not redrawn under the person's hand.
       if (state.drag === null && (changed || first || cards)) {
-        set({ columns: mergeColumns(state.pipelines, [...boards].map(([repo, board]) => ({ repo, board }))), phase: 'ready' })
+        const columns = mergeColumns(state.pipelines, [...boards].map(([repo, board]) => ({ repo, board })))
+        const moved = !first && Object.keys(columns).some((id) => (state.columns[id] ?? []).join() !== columns[id].join())
+        set({ columns, phase: 'ready', ...(moved ? { arrived: state.arrived + 1 } : {}) })
       }
       if (first) say(state.cards.size === 0 ? 'Nothing on this board yet: issues appear here once they are opened on the repository\'s host.' : '')
     } catch (err) {

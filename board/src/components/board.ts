@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { isFiltering, matches, type Card as CardData } from '../model.js'
 import { CLOSED, type Store } from '../store.js'
+import { useArrivals } from './arrivals.js'
 import { Card } from './card.js'
 import { Column, ROW } from './column.js'
 
@@ -32,6 +33,7 @@ export function Board ({ store }: { store: Store }) {
     return epic === undefined ? `#${key.split('#')[1]}` : `#${epic.number} ${epic.title}`
   }
   const showRepo = state.choice?.repo === null
+  useArrivals(region, state.arrived)
 
   // Whether columns are cut off on the right: a hint says the board scrolls.
   useEffect(() => {
