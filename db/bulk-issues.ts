@@ -141,7 +141,8 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
             state: issue.state ?? 'open',
             estimate: issue.estimate ?? null,
             created_at: now,
-            milestone_number: issue.milestoneNumber ?? null
+            milestone_number: issue.milestoneNumber ?? null,
+            is_pull_request: issue.pullRequest === true ? 1 : 0
           })))
           .returning(['id', 'repo_id', 'number']).execute()
         for (const row of inserted) ids.set(`${Number(row.repo_id)}:${Number(row.number)}`, Number(row.id))

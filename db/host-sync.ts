@@ -25,6 +25,8 @@ export interface HostIssue {
   assignees?: Array<{ login: string, avatar_url: string | null }>
   /** its milestone (null: none; absent: not said) */
   milestone_number?: number | null
+  /** true: a pull request */
+  pull_request?: boolean
 }
 export interface HostMilestone { number: number, title: string, updated_at: string | null, due_on?: string | null, state?: 'open' | 'closed' }
 export interface HostUser { id: number, login: string }
@@ -271,7 +273,7 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
         if (known === undefined) milestone = undefined
       }
       const created = await repos.createIssueIfAbsent(local.id, {
-        number: issue.number, title: issue.title, state: issue.state, milestoneNumber: milestone ?? undefined
+        number: issue.number, title: issue.title, state: issue.state, milestoneNumber: milestone ?? undefined, pullRequest: issue.pull_request
       })
       if (created !== undefined) {
         await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', created.id).execute()
@@ -282,7 +284,12 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
       const stored = await trx.selectFrom('issues').select('host_updated_at').where('id', '=', existing!.id).executeTakeFirstOrThrow()
       if (older(issue.updated_at, stored.host_updated_at)) return 'stale'
       await repos.updateIssue(local.id, issue.number, { title: issue.title, state: issue.state, milestone_number: milestone })
-      if (issue.updated_at !== null) await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', existing!.id).execute()
+      if (issue.updated_at !== null || issue.pull_request === true) {
+        await trx.updateTable('issues').set({
+          ...(issue.updated_at === null ? {} : { host_updated_at: issue.updated_at }),
+          ...(issue.pull_request === true ? { is_pull_request: 1 } : {})
+        }).where('id', '=', existing!.id).execute()
+      }
       await keepLabels(existing!.id, issue, false)
       return 'updated'
     },

@@ -67,6 +67,7 @@ export type BulkData = IssueData & {
   labels: Array<{ name: string, color: string | null }>
   assignees: Array<{ login: string, avatar_url: string | null }>
   milestone?: BulkMilestone
+  pull_request: boolean
 }
 
 export function createIssuesRepository (db: Executor, events: DomainEvents) {
@@ -106,7 +107,7 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       const rows = await db.selectFrom('issues as i')
         .leftJoin('placements as p', 'p.issue_id', 'i.id').leftJoin('pipelines as pl', 'pl.id', 'p.pipeline_id').leftJoin('workspaces as w', 'w.id', 'p.workspace_id')
         .leftJoin('milestones as m', (join) => join.onRef('m.repo_id', '=', 'i.repo_id').onRef('m.number', '=', 'i.milestone_number'))
-        .select(['i.id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id',
+        .select(['i.id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'i.is_pull_request', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id',
           'm.number as milestone_number', 'm.title as milestone_title', 'm.due_on as milestone_due_on', 'm.state as milestone_state'])
         .where('i.repo_id', '=', repoId).where('i.number', 'in', numbers).orderBy('i.number').orderBy('w.created_at').orderBy('w.seq').execute()
       const ids = new Map<number, number>()
@@ -117,7 +118,8 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
           const milestone = row.milestone_number === null
             ? null
             : { number: Number(row.milestone_number), title: row.milestone_title!, due_on: row.milestone_due_on ?? null, state: row.milestone_state! }
-          data = { title: row.title, plus_ones: [], pipelines: [], is_epic: row.is_epic === 1, status: row.state, labels: [], assignees: [] }
+          const flags = { is_epic: row.is_epic === 1, pull_request: Number(row.is_pull_request) === 1 }
+          data = { title: row.title, plus_ones: [], pipelines: [], status: row.state, labels: [], assignees: [], ...flags }
           if (milestone !== null) data.milestone = milestone
           if (row.estimate !== null) data.estimate = { value: row.estimate }
           out.set(number, data)

@@ -44,6 +44,8 @@ export interface NewIssue {
   pipelines?: Record<string, string>
   /** a milestone of the repository */
   milestoneNumber?: number
+  /** a pull request (the issue host's: they share the issues' numbers) */
+  pullRequest?: boolean
 }
 
 export interface IssueChange {
@@ -181,7 +183,8 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
           state,
           estimate: issue.estimate ?? null,
           created_at: now,
-          milestone_number: issue.milestoneNumber ?? null
+          milestone_number: issue.milestoneNumber ?? null,
+          is_pull_request: issue.pullRequest === true ? 1 : 0
         })
         .onConflict((oc) => oc.columns(['repo_id', 'number']).doNothing())
         .returning('id').executeTakeFirst()

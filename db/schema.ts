@@ -98,6 +98,8 @@ export interface IssuesTable {
   planning_changed_at: string | null
   /** the issue's milestone in its repository (null: none) */
   milestone_number: Generated<number | null>
+  /** 1: a pull request (the issue host's, same number space) */
+  is_pull_request: Generated<number>
 }
 export interface PlusOnesTable { id: Generated<number>, issue_id: number, created_at: string }
 export interface MilestonesTable {

@@ -41,7 +41,8 @@ export const CreateIssueBody = Type.Object({
   title: Type.String({ minLength: 1, maxLength: 1000 }),
   state: Type.Optional(IssueState),
   author: Type.Optional(Login),
-  milestone_number: Type.Optional(PositiveInt)
+  milestone_number: Type.Optional(PositiveInt),
+  pull_request: Type.Optional(Type.Boolean({ description: 'a pull request (they share the issues\' numbers)' }))
 }, { additionalProperties: false })
 export const IssueNumberParams = Type.Object({ repo_id: PositiveInt, number: PositiveInt })
 export const UpdateIssueBody = Type.Object({

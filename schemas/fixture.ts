@@ -49,6 +49,7 @@ export const Fixture = Type.Object({
     estimate: Type.Optional(Type.Number({ minimum: 0 })),
     author: Type.Optional(Login),
     milestone_number: Type.Optional(PositiveInt),
+    pull_request: Type.Optional(Type.Boolean({ description: 'a pull request (they share the issues\' numbers)' })),
     plus_ones: Type.Optional(Type.Array(DateTime)),
     pipelines: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1 }), {
       description: 'pipeline (id or name) per workspace id; default: the workspace\'s first pipeline'

@@ -46,7 +46,9 @@ export const HostIssuePayload = Type.Object({
   updated_at: HostTime,
   labels: Type.Optional(Type.Union([Type.Array(HostLabel, { maxItems: 100 }), Type.Null()])),
   assignees: Type.Optional(Type.Union([Type.Array(HostAssignee, { maxItems: 100 }), Type.Null()])),
-  milestone: Type.Optional(Type.Union([Type.Object({ number: PlatformId }), Type.Null()]))
+  milestone: Type.Optional(Type.Union([Type.Object({ number: PlatformId }), Type.Null()])),
+  /** GitHub's and Gitea's issue listings carry pull requests too, marked by this object */
+  pull_request: Type.Optional(Type.Union([Type.Object({}), Type.Null()]))
 })
 
 export const HostMilestonePayload = Type.Object({

@@ -56,10 +56,10 @@ export function createAdminOperations (store: PlanningStore) {
       await s.users.setPermission((await s.users.requireLogin(login)).id, repoId, permission)
       return { repo_id: repoId, login, permission }
     }),
-    createIssue: async (repoId: number, issue: { number: number, title: string, state?: 'open' | 'closed', author?: string, milestone_number?: number }) => await tx(async (s) => {
+    createIssue: async (repoId: number, issue: { number: number, title: string, state?: 'open' | 'closed', author?: string, milestone_number?: number, pull_request?: boolean }) => await tx(async (s) => {
       const authorId = issue.author === undefined ? undefined : (await s.users.requireLogin(issue.author)).id
-      const { milestone_number: milestoneNumber, ...rest } = issue
-      return issueShape(await s.repositories.createIssue(repoId, { ...rest, authorId, milestoneNumber }))
+      const { milestone_number: milestoneNumber, pull_request: pullRequest, ...rest } = issue
+      return issueShape(await s.repositories.createIssue(repoId, { ...rest, authorId, milestoneNumber, pullRequest }))
     }),
     updateIssue: async (repoId: number, number: number, change: IssueChange) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)

@@ -110,8 +110,10 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
         authorId = authors.get(issue.author) ?? await userId(issue.author, `issues[${start + j}].author`)
         authors.set(issue.author, authorId)
       }
-      const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate, milestone_number: milestoneNumber } = issue
-      batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...(milestoneNumber === undefined ? {} : { milestoneNumber }) })
+      const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate } = issue
+      const { milestone_number: milestone, pull_request: pullRequest } = issue
+      const more = { pullRequest, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
+      batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...more })
     }
     await at('', async () => await bulk.create(batch, start, (i) => `issues[${i}]`))
     progress?.(Math.min(start + BATCH, issues.length), issues.length)

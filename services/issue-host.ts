@@ -55,10 +55,11 @@ export function hostRepository (value: unknown, where = 'repository'): HostRepos
   return withoutNul({ id: repo.id, owner, name: repo.name, html_url: repo.html_url, updated_at: repo.updated_at ?? null }, where)
 }
 
-export function hostIssue (value: unknown, where = 'issue'): HostIssue {
+export function hostIssue (value: unknown, where = 'issue', pullRequest = false): HostIssue {
   const issue = checked(HostIssuePayload, value, where)
   return withoutNul({
     number: issue.number,
+    ...(pullRequest || (issue.pull_request !== undefined && issue.pull_request !== null) ? { pull_request: true } : {}),
     title: issue.title,
     state: issue.state,
     updated_at: issue.updated_at,
@@ -137,7 +138,7 @@ async function plan (
     case 'pull_request': {
       const body = checked(IssueEvent, payload, '')
       const repo = hostRepository(body.repository)
-      const item = hostIssue(event === 'issues' ? payload.issue : payload.pull_request, event === 'issues' ? 'issue' : 'pull_request')
+      const item = event === 'issues' ? hostIssue(payload.issue, 'issue') : hostIssue(payload.pull_request, 'pull_request', true)
       const milestone = body.milestone === undefined || body.milestone === null ? undefined : hostMilestone(body.milestone)
       if (action === 'deleted' || action === 'transferred') {
         return withRepository(repo, async (sync, local) => outcome(await sync.deleteIssue(local, item)), false)

@@ -26,7 +26,7 @@ import { createStore, type LiveHandlers } from '../board/src/store.js'
 // HTML, its store over a fake client. The browser tests (board-page.test.ts) use them together.
 
 const card = (number: number, more: Partial<CardData> = {}): CardData =>
-  ({ key: keyOf(1, number), repo: 1, number, title: `Issue ${number}`, html_url: `https://example.test/${number}`, estimate: null, is_epic: false, closed: false, labels: [], assignees: [], ...more })
+  ({ key: keyOf(1, number), repo: 1, number, title: `Issue ${number}`, html_url: `https://example.test/${number}`, estimate: null, is_epic: false, closed: false, pull_request: false, labels: [], assignees: [], ...more })
 
 t.test('boards of several repositories become one: interleaved by their own order', async (t) => {
   const pipelines = [{ id: 'a', name: 'A' }, { id: 'b', name: 'B' }]
@@ -103,6 +103,10 @@ t.test('small decisions: colours, rows drawn, names, totals', async (t) => {
   relations.blocking.set('1#2', ['1#3'])
   relations.epicsOf.set('1#2', ['1#9'])
   t.equal(cardName(card(2, { estimate: 1, is_epic: true }), 'api', relations, () => '#9 Login'), '#2 Issue 2, api, 1 pt, epic, in epic #9 Login, blocking 1')
+  t.equal(cardName(card(4, { pull_request: true }), undefined, relations, () => ''), '#4 Issue 4, pull request, no estimate', 'a pull request says so')
+  t.match(renderToString(html`<${Card} card=${card(4, { pull_request: true })} showRepo=${false} relations=${relations} epicName=${() => ''} top=${0} index=${0} count=${1} />`),
+    /<span class="badge pr" title="Pull request">PR<\/span>/, 'and shows a PR mark')
+  t.notMatch(renderToString(html`<${Card} card=${card(5)} showRepo=${false} relations=${relations} epicName=${() => ''} top=${0} index=${0} count=${1} />`), /badge pr/)
   t.equal(totals([card(1, { estimate: 2.5 }), card(2), card(3, { estimate: 0.25 })]), '3 issues · 2.75 pts')
   t.equal(describeEvent({ type: 'transferIssue', created_at: '', from_pipeline: { name: 'A' }, to_pipeline: { name: 'B' } }), 'Moved from A to B')
   t.equal(describeEvent({ type: 'estimateIssue', created_at: '', to_estimate: { value: 3 } }), 'Estimate changed from no estimate to 3 pts')

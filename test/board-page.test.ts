@@ -321,7 +321,8 @@ t.test('a wide board hints that it scrolls; the help stays in reach; a 1,500-car
   const long = Math.min(await scroll(), await scroll())
   t.ok(long < 100, `no long task over 100 ms while scrolling (longest ${Math.round(long)} ms)`)
   await page.getByRole('searchbox', { name: 'Filter' }).fill('Bulk 15')
-  t.same((await column(page, 'To Do').getByRole('listitem').count()) > 0, true, 'a filter keystroke over 1,506 cards')
+  await column(page, 'To Do').getByRole('listitem').first().waitFor({ timeout: 2000 })
+  t.match(await column(page, 'To Do').getByRole('listitem').first().getAttribute('aria-label'), /^#15\d* Bulk 15/, 'a filter keystroke over 1,506 cards, scrolled far down: the matches are drawn')
 })
 
 t.test('under BASE_PATH and a host app\'s prefix; screenshots of the workspace board and the issue panel', { skip: why, timeout: 60_000 }, async (t) => {
@@ -378,9 +379,14 @@ t.test('the page\'s files: small, served with their types and a policy, under an
 
 t.test('new issue, close and reopen from the page; labels and assignees on cards; a refused write shows the API\'s message', { skip: why, timeout: 60_000 }, async (t) => {
   const app = await build(t)
+  t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${OTHER_REPO}/issues`, payload: { number: 40, title: 'Faster sign-in', pull_request: true } })).statusCode, 201)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const page = await open(t, `${address}/?board=${WS_OLD}`, TOKENS.bob)
   await card(page, 2).waitFor()
+  const pull = card(page, 40, 'Faster sign-in')
+  t.match(await pull.getAttribute('aria-label'), /^#40 Faster sign-in, pull request, /, 'a pull request says so in its name')
+  t.equal(await pull.getByText('PR', { exact: true }).count(), 1, 'and shows a PR mark')
+  t.equal(await card(page, 2).getByText('PR', { exact: true }).count(), 0, 'an issue shows none')
   await board(page).getByRole('region', { name: /^To Do/ }).getByRole('button', { name: 'New issue' }).click()
   const form = page.getByRole('dialog', { name: 'New issue in To Do' })
   await form.getByLabel('Repository').selectOption({ label: 'acme/web' })

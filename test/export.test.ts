@@ -26,7 +26,8 @@ function hostData () {
   const fixture = testFixture()
   const hosted: Record<number, object> = {
     2: { labels: [{ name: 'bug', color: 'd73a4a' }, { name: 'ui', color: null }], assignees: [{ login: 'octo', avatar_url: 'https://avatars.example/octo' }] },
-    3: { assignees: [{ login: 'alice', avatar_url: null }, { login: 'bob', avatar_url: null }] }
+    3: { assignees: [{ login: 'alice', avatar_url: null }, { login: 'bob', avatar_url: null }] },
+    5: { pull_request: true }
   }
   return {
     ...fixture,
@@ -92,6 +93,7 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.match(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2), { labels: [{ name: 'bug', color: 'd73a4a' }, { name: 'ui', color: null }], assignees: [{ login: 'octo' }] })
   t.match(backup.milestones.find((m: any) => m.number === 2), { due_on: '2026-12-01T00:00:00.000Z', state: 'closed' })
   t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2).milestone_number, 2)
+  t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 5).pull_request, true, 'a pull request stays one')
   t.match(backup.workspaces.find((w: any) => w.id === WS_OLD).pipelines, [{}, { id: P.doing, host_label: 'In progress' }, {}])
   t.match(backup.sprints, [{ workspace_id: WS_NEW, length_weeks: 2, time_zone: 'Europe/Berlin', carry_over: true }])
   t.ok(backup.sprints[0].sprints.some((s: any) => s.issues.length === 3), 'sprint membership, the removed issue included')

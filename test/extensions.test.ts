@@ -14,7 +14,7 @@ t.test('many issues at once: in the order asked, unknown ones left out, the same
   t.equal(res.statusCode, 200)
   t.same(res.json().map((i: { issue_number: number }) => i.issue_number), [3, 2], 'asked order, duplicates once, #99 left out')
   const single = (await app.as('carol', { url: `/p1/repositories/${REPO}/issues/2` })).json()
-  t.same(res.json()[1], { issue_number: 2, title: 'Issue 2', html_url: 'https://github.com/acme/api/issues/2', labels: [], assignees: [], ...single }, 'the fields of issue data, with the title, the page, the host\'s labels and assignees')
+  t.same(res.json()[1], { issue_number: 2, title: 'Issue 2', html_url: 'https://github.com/acme/api/issues/2', pull_request: false, labels: [], assignees: [], ...single }, 'the fields of issue data, with the title, the page, whether it is a pull request, the host\'s labels and assignees')
   for (const bad of ['1,,2', 'a', '0', '-1', '', Array.from({ length: 101 }, (_, i) => i + 1).join(',')]) {
     const refused = await app.as('carol', { url: `/p1/repositories/${REPO}/issues?issue_numbers=${bad}` })
     t.equal(refused.statusCode, 400, `issue_numbers=${bad.slice(0, 20)}`)

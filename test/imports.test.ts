@@ -112,6 +112,9 @@ t.test('an import pages through the host, waits out a rate limit, and is idempot
   t.equal(workspaces.statusCode, 201)
   const board = await app.inject({ url: `/p2/workspaces/${workspaces.json().id}/repositories/5151/board`, headers: { 'x-authentication-token': token } })
   t.same(board.json().pipelines[0].issues.map((i: { issue_number: number }) => i.issue_number), [1, 2, 3, 4, 5], 'run twice: nothing doubled (the closed one is off the board)')
+  const marked = await app.inject({ url: '/p1/repositories/5151/issues?issue_numbers=1,2,3,4,5,6', headers: { 'x-authentication-token': token } })
+  const marks = marked.json().map((i: { issue_number: number, pull_request: boolean }) => [i.issue_number, i.pull_request])
+  t.same(marks, [[1, false], [2, false], [3, true], [4, false], [5, false], [6, true]], 'the listing\'s pull requests are marked as such')
 })
 
 /** A fake host that holds the third page of issues unanswered until `release()` (a crash mid-import). */

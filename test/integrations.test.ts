@@ -86,6 +86,9 @@ t.test('issues and pull requests: open, edit, close, reopen, delete, transfer, m
   pr.repository = opened.repository
   t.same((await deliver(app, id, 'pull_request', pr)).json(), { result: 'handled' })
   t.same(numbers(await boardOf(), 0), [1, pr.pull_request.number], 'a pull request is an issue on the board')
+  const marks = async () => (await app.as('alice', { url: `/p1/repositories/${HELLO}/issues?issue_numbers=1,${String(pr.pull_request.number)}` })).json()
+    .map((i: { issue_number: number, pull_request: boolean }) => [i.issue_number, i.pull_request])
+  t.same(await marks(), [[1, false], [pr.pull_request.number, true]], 'marked as a pull request; the issue is not')
   const merged = example('pull_request', 'closed')
   merged.repository = opened.repository
   merged.pull_request.number = pr.pull_request.number

@@ -17,6 +17,8 @@ export interface Card {
   estimate: number | null
   is_epic: boolean
   closed: boolean
+  /** a pull request (the issue host's: they share the issues' numbers) */
+  pull_request: boolean
   /** the issue host's labels and assignees (two-way sync); empty when the host has none */
   labels: Label[]
   assignees: Assignee[]
@@ -34,6 +36,7 @@ export interface BulkIssue {
   status?: string
   estimate?: { value: number }
   is_epic: boolean
+  pull_request?: boolean
   labels?: Label[]
   assignees?: Assignee[]
   milestone?: Milestone
@@ -49,6 +52,7 @@ export function cardOf (repo: number, i: BulkIssue): Card {
     estimate: i.estimate?.value ?? null,
     is_epic: i.is_epic,
     closed: i.status === 'closed',
+    pull_request: i.pull_request === true,
     labels: i.labels ?? [],
     assignees: i.assignees ?? [],
     ...(i.milestone === undefined ? {} : { milestone: i.milestone })
@@ -227,6 +231,7 @@ export function visibleRows (count: number, rowHeight: number, scrollTop: number
 /** The accessible name of a card: number and title first, then what a sighted person sees on it. */
 export function cardName (card: Card, repoName: string | undefined, relations: Relations, epicNames: (key: string) => string): string {
   const parts = [`#${card.number} ${card.title}`]
+  if (card.pull_request) parts.push('pull request')
   if (repoName !== undefined) parts.push(repoName)
   parts.push(card.estimate === null ? 'no estimate' : points(card.estimate))
   if (card.is_epic) parts.push('epic')

@@ -9,6 +9,7 @@ import { importLeasesMigration } from './import-leases.js'
 import { hostedImportsMigration } from './hosted-imports.js'
 import { twoWaySyncMigration } from './two-way-sync.js'
 import { issueActivityMigration } from './issue-activity.js'
+import { pullRequestsMigration } from './pull-requests.js'
 import { schemaMigration } from './schema.js'
 import { sprintsMigration } from './sprints.js'
 import { signInMigration } from './sign-in.js'
@@ -33,7 +34,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '013-chat-bot': chatBotMigration(engine),
     '014-two-way-sync': twoWaySyncMigration(engine),
     '016-host-sign-in': hostSignInMigration(engine),
-    '017-issue-activity': issueActivityMigration(engine)
+    '017-issue-activity': issueActivityMigration(engine),
+    '018-pull-requests': pullRequestsMigration()
   }
 }
 

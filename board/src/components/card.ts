@@ -47,6 +47,7 @@ export function Card (props: CardProps) {
       ${props.editing
         ? html`<${EstimateEditor} card=${card} onDone=${() => props.onEdit(false)} onSave=${props.onEstimate} onSay=${props.onSay} />`
         : card.estimate !== null && html`<button type="button" class="estimate" tabindex="-1" onClick=${() => props.onEdit(true)}>${points(card.estimate)}</button>`}
+      ${card.pull_request && html`<span class="badge pr" title="Pull request">PR</span>`}
       ${card.is_epic && html`<span class="badge epic">Epic</span>`}
       ${epics.slice(0, 1).map((e) => html`<span class="badge in-epic" title=${`In epic ${props.epicName(e)}`}>${props.epicName(e)}</span>`)}
       ${blockedBy.length > 0 && html`<span class="badge blocked">Blocked</span>`}

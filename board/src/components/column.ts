@@ -35,9 +35,11 @@ export function Column (props: ColumnProps) {
     else if (top + ROW > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW - el.clientHeight
     if (el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight || view.height })
   }, [props.focusIndex])
+  // A list made shorter (a filter) moves the scroll position back without a scroll event yet: draw what is there now.
   useLayoutEffect(() => {
     const el = scroller.current
-    if (el !== null && el.clientHeight > 0 && el.clientHeight !== view.height) setView({ top: el.scrollTop, height: el.clientHeight })
+    if (el === null || el.clientHeight === 0) return
+    if (el.clientHeight !== view.height || el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight })
   })
   const { from, to } = visibleRows(props.cards.length, ROW, view.top, view.height)
   const rows = []
