@@ -2,7 +2,7 @@ import { announce, issueContext } from './announce.js'
 import { NOBODY, type DomainEvents } from './domain-events.js'
 import { Conflict, DomainError, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
-import { unprioritizedRank } from './ranking.js'
+import { placedEventRow, placementRow } from './first-placement.js'
 import type { NewIssue } from './repositories.js'
 import { notedEvents, type Executor } from './transaction.js'
 
@@ -150,29 +150,11 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
       const idOf = (issue: BulkIssue) => ids.get(`${issue.repoId}:${issue.number}`)!
 
       const plusOnes = chunk.flatMap((issue) => (issue.plusOnes ?? []).map((at) => ({ issue_id: idOf(issue), created_at: at })))
-      const placements = chunk.flatMap((issue, i) => [...targets[i]].map(([workspaceId, target]) => ({
-        issue_id: idOf(issue),
-        workspace_id: workspaceId,
-        pipeline_id: target.id,
-        repo_id: issue.repoId,
-        number: issue.number,
-        is_open: (issue.state ?? 'open') === 'open' ? 1 : 0,
-        position: null,
-        rank: unprioritizedRank(issue.number)
+      const firsts = chunk.flatMap((issue, i) => [...targets[i]].map(([workspaceId, pipeline]) => ({
+        issue, at: { issueId: idOf(issue), repoId: issue.repoId, number: issue.number, open: (issue.state ?? 'open') === 'open', workspaceId, pipeline }
       })))
-      const placed = chunk.flatMap((issue, i) => issue.authorId === undefined
-        ? []
-        : [...targets[i]].map(([workspaceId, target]) => ({
-            issue_id: idOf(issue),
-            user_id: issue.authorId!,
-            type: 'transferIssue' as const,
-            created_at: now,
-            to_pipeline: target.name,
-            workspace_id: workspaceId,
-            from_estimate: null,
-            to_estimate: null,
-            from_pipeline: null
-          })))
+      const placements = firsts.map(({ at }) => placementRow(at))
+      const placed = firsts.flatMap(({ issue, at }) => issue.authorId === undefined ? [] : [placedEventRow(at, issue.authorId, now)])
       // The history the reports read: the state each issue was made in, and its milestone.
       const states = chunk.map((issue) => ({ issue_id: idOf(issue), state: issue.state ?? 'open', at: now }))
       for (let at = 0; at < states.length; at += BULK_ROWS) await db.insertInto('issue_states').values(states.slice(at, at + BULK_ROWS)).execute()

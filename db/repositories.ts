@@ -9,7 +9,7 @@ import { isDateTime } from '../schemas/formats.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
-import { unprioritizedRank } from './ranking.js'
+import { placedEventRow, placementRow } from './first-placement.js'
 import { notedEvents, type Executor } from './transaction.js'
 
 export type Repository = Static<typeof AdminRepository>
@@ -206,30 +206,12 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
         if (pipeline === undefined) throw new Invalid(`workspace ${workspaceId} has no pipeline '${wanted}'`)
         chosen.set(workspaceId, pipeline)
       }
-      for (const [workspaceId, target] of chosen) {
-        await db.insertInto('placements').values({
-          issue_id: id,
-          workspace_id: workspaceId,
-          pipeline_id: target.id,
-          repo_id: repoId,
-          number: issue.number,
-          is_open: state === 'open' ? 1 : 0,
-          position: null,
-          rank: unprioritizedRank(issue.number)
-        }).execute()
+      for (const [workspaceId, pipeline] of chosen) {
+        const at = { issueId: id, repoId, number: issue.number, open: state === 'open', workspaceId, pipeline }
+        await db.insertInto('placements').values(placementRow(at)).execute()
         if (issue.authorId !== undefined) {
           notedEvents(db)
-          await db.insertInto('issue_events').values({
-            issue_id: id,
-            user_id: issue.authorId,
-            type: 'transferIssue',
-            created_at: now,
-            to_pipeline: target.name,
-            workspace_id: workspaceId,
-            from_estimate: null,
-            to_estimate: null,
-            from_pipeline: null
-          }).execute()
+          await db.insertInto('issue_events').values(placedEventRow(at, issue.authorId, now)).execute()
         }
       }
       if (state === 'open') await announce(db, events, { ...await issueContext(db, id), user: NOBODY, type: 'issue_opened' })
