@@ -1,18 +1,12 @@
 /// <reference lib="dom" />
 import t from 'tap'
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { chromium } from 'playwright-core'
 import { avatarOrigins } from '../plugins/board-page.js'
+import { browserSkip, launchBrowser, newPage } from './browser.js'
 import { build, REPO, testFixture, TOKENS, WS_OLD } from './helper.js'
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const why = process.env.TEST_DATABASE_URL !== undefined
-  ? 'the browser tests run in the SQLite pass only'
-  : process.env.PLANNING_BROWSER_TESTS === 'skip'
-    ? 'the browser tests run on the default runtime only'
-    : existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
+const why = browserSkip
 if (why !== undefined) t.comment(`skipping the avatar browser test: ${why}`)
 
 // A 1×1 PNG.
@@ -53,9 +47,9 @@ t.test('cards show the host\'s avatars, and initials where one cannot load', { s
   t.equal(made.statusCode, 201, made.body)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  const browser = await launchBrowser()
   t.teardown(() => browser.close())
-  const page = await browser.newPage()
+  const page = await newPage(browser)
   await page.goto(`${address}/?board=${WS_OLD}/${REPO}`)
   await page.getByLabel('API token').fill(TOKENS.alice)
   await page.getByRole('button', { name: 'Sign in' }).click()

@@ -1,26 +1,20 @@
 /// <reference lib="dom" />
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { gzipSync } from 'node:zlib'
-import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core'
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { buildApp, planningApi } from '../app.js'
+import { browserSkip, launchBrowser, newContext } from './browser.js'
 import { build, OTHER_REPO, P, REPO, testFixture, TOKENS, WS_OLD, type App } from './helper.js'
 import { buildWithHistory, estimate, moved, setState } from './history-helper.js'
 import { startHostOAuth } from './host-oauth.js'
 
 // The board page as a person uses it, in a real browser: Debian's chromium package. The page does
-// not depend on the database engine or the Node version, so the browser runs once per CI run: not in
-// the PostgreSQL pass (TEST_DATABASE_URL) nor on the other runtimes (scripts/test-runtime.sh sets
-// PLANNING_BROWSER_TESTS=skip).
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const why = process.env.TEST_DATABASE_URL !== undefined
-  ? 'the browser tests run in the SQLite pass only'
-  : process.env.PLANNING_BROWSER_TESTS === 'skip'
-    ? 'the browser tests run on the default runtime only'
-    : existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
+// not depend on the database engine or the Node version, so the browser runs once per CI run.
+const why = browserSkip
 if (why !== undefined) t.comment(`skipping the board page's browser tests: ${why}`)
 // Screenshots for the documentation: written to docs/ with UPDATE_SCREENSHOTS=1, else under .tap/.
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : '.tap'
@@ -32,12 +26,12 @@ if (why === undefined) t.setTimeout(240_000)
 
 let browser: Browser
 t.before(async () => {
-  if (why === undefined) browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  if (why === undefined) browser = await launchBrowser()
 })
 t.teardown(async () => await browser?.close())
 
 async function open (t: Test, url: string, token: string, options: BrowserContextOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options })
+  const context = await newContext(browser, { viewport: { width: 1280, height: 800 }, ...options })
   t.teardown(() => context.close())
   const page = await context.newPage()
   await page.goto(url)
@@ -277,7 +271,7 @@ t.test('keys, help, epics view, axe-core, touch drag, dark mode, the phone layou
   await waitStatus(touch, /Moved #4 to To Do, position 1/)
   t.same((await apiBoard(app))[P.todo], [4, 1, 2, 3, 5, 6], 'a finger dragged the card by its grip to the top')
 
-  const signIn = await browser.newContext({ bypassCSP: true })
+  const signIn = await newContext(browser, { bypassCSP: true })
   t.teardown(() => signIn.close())
   const signInPage = await signIn.newPage()
   await signInPage.goto(`${address}/`)
@@ -539,7 +533,7 @@ t.test('sign-in through the issue host: the provider\'s button, back on the boar
   t.equal((await app.admin({ method: 'PUT', url: '/admin/users/alice/identities', payload: { connection_id: id, platform_user_id: 501 } })).statusCode, 200)
   await app.listen({ host: '127.0.0.1', port })
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const context = await newContext(browser, { viewport: { width: 1280, height: 800 } })
   t.teardown(() => context.close())
   // The host's consent page: alice approves at once, and the host sends the browser back with a code.
   host.approveAs({ id: 501, login: 'octo-alice' })

@@ -1,21 +1,16 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { buildApp, planningApi } from '../app.js'
+import { browserSkip, launchBrowser, newPage } from './browser.js'
 
 // Swagger UI as a person sees it, in a real browser: Debian's chromium package. Once per CI run, as
 // the board page's browser tests: not in the PostgreSQL pass nor on the other runtimes.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-const why = process.env.TEST_DATABASE_URL !== undefined
-  ? 'the browser tests run in the SQLite pass only'
-  : process.env.PLANNING_BROWSER_TESTS === 'skip'
-    ? 'the browser tests run on the default runtime only'
-    : existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`
+const why = browserSkip
 if (why !== undefined) t.comment(`skipping the browser tests: ${why}`)
 
 t.test('Swagger UI lists the operations at the root, under BASE_PATH and under a host app\'s prefix', { skip: why, timeout: 120_000 }, async (t) => {
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  const browser: Browser = await launchBrowser()
   t.teardown(() => browser.close())
   const host = Fastify()
   await host.register(planningApi, { prefix: '/planning' })
@@ -27,7 +22,7 @@ t.test('Swagger UI lists the operations at the root, under BASE_PATH and under a
   for (const { name, app, path } of cases) {
     t.teardown(() => app.close())
     const address = await app.listen({ host: '127.0.0.1', port: 0 })
-    const page = await browser.newPage()
+    const page = await newPage(browser)
     const failed: string[] = []
     page.on('response', (res) => { if (res.status() >= 400) failed.push(`${res.status()} ${res.url()}`) })
     await page.goto(`${address}${path}`)

@@ -1,5 +1,6 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
+import { fileURLToPath } from 'node:url'
 import { buildApp, type BuildOptions } from '../app.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
@@ -10,6 +11,9 @@ export const TOKENS = {
   carol: 'carol-token-123456',
   dave: 'dave-token-1234567'
 } as const
+
+/** The TypeScript loader the tests run with (package.json, "tap"), for servers they start in a child process. */
+export const TS_LOADER = fileURLToPath(import.meta.resolve('tsx'))
 
 /** SECRET_KEY of every test app (connections need one); a test may pass `secretKey: undefined`. */
 export const SECRET_KEY = Buffer.alloc(32, 7).toString('base64')

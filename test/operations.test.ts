@@ -4,13 +4,13 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import WebSocket from 'ws'
-import { build, REPO, TOKENS } from './helper.js'
+import { build, REPO, TOKENS, TS_LOADER } from './helper.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 /** The real server in a child process; resolves with its address and everything it logged. */
 async function serve (t: Test, env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, [...args, '--import', join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs'), join(root, 'server.ts')], {
+  const child = spawn(process.execPath, [...args, '--import', TS_LOADER, join(root, 'server.ts')], {
     cwd: root, env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { child.kill('SIGKILL') })

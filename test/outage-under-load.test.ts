@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { formReceiver } from './receiver.js'
-import { ADMIN_TOKEN, OTHER_REPO, P, TOKENS, testFixture } from './helper.js'
+import { ADMIN_TOKEN, OTHER_REPO, P, TOKENS, testFixture, TS_LOADER } from './helper.js'
 import { postgresAnswers } from './pg.js'
 import { ranOnce } from './once.js'
 import { OwnRedis, freePort, noRedisServer } from './redis-server.js'
@@ -23,7 +23,7 @@ if (skip !== false) t.comment(`skipping the outage-under-load test: ${skip}`)
 /** The real server in a child process; resolves with its address once it answers. */
 async function serve (t: Test, env: Record<string, string>): Promise<{ child: ChildProcess, address: string, log: string[] }> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--import', join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs'), join(root, 'server.ts')], {
+  const child = spawn(process.execPath, ['--import', TS_LOADER, join(root, 'server.ts')], {
     cwd: root, env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', DEMO: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   t.teardown(() => { child.kill('SIGKILL') })

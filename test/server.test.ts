@@ -4,7 +4,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { build, REPO, TOKENS, P } from './helper.js'
+import { build, REPO, TOKENS, P, TS_LOADER } from './helper.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -72,7 +72,7 @@ t.test('data survives a restart on the same file', async (t) => {
 t.test('the server starts from the environment and closes gracefully on SIGTERM', async (t) => {
   const dir = t.testdir({})
   const child = spawn(process.execPath, [
-    '--import', join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs'), join(root, 'server.ts')
+    '--import', TS_LOADER, join(root, 'server.ts')
   ], {
     env: { ...process.env, PORT: '0', DATABASE_PATH: join(dir, 'db', 'planning.db'), LOG_LEVEL: 'info', DEMO: 'true' },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -100,7 +100,7 @@ t.test('the server starts from the environment and closes gracefully on SIGTERM'
 
 t.test('a bad variable stops the server with a message naming it', async (t) => {
   const child = spawn(process.execPath, [
-    '--import', join(root, 'node_modules/@tapjs/typescript/dist/esm/import.mjs'), join(root, 'server.ts')
+    '--import', TS_LOADER, join(root, 'server.ts')
   ], { env: { ...process.env, PORT: 'abc' }, stdio: ['ignore', 'pipe', 'pipe'] })
   let err = ''
   child.stderr.on('data', (d) => { err += String(d) })
