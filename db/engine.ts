@@ -26,8 +26,9 @@ export function isUniqueViolation (err: unknown): boolean {
 // cancelled by statement_timeout.
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57014', '53300'])
 const UNAVAILABLE_SOCKET = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
-// What pg itself says when a connection is lost, cannot be had in time, or a query timed out.
-const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Client was closed)/
+// What pg itself says when a connection is lost, cannot be had in time (from the pool, or by a
+// client of its own: "timeout expired"), or a query timed out.
+const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|timeout expired$|Query read timeout|Client has encountered a connection error|Client was closed)/
 
 /**
  * Whether an error means the database is out of reach for now (restarting, stopped, hung, or a

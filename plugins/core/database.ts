@@ -2,13 +2,13 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Kysely } from 'kysely'
 import { migrate, type Engine } from '../../db/migrations/index.js'
-import { postgresKysely } from '../../db/postgres.js'
+import { postgresKysely, type PostgresOptions } from '../../db/postgres.js'
 import type { Database } from '../../db/schema.js'
 import { requireKeyForSealed, sealStoredSecrets } from '../../db/sealed-secrets.js'
 import { SecretBox } from '../../db/secret-box.js'
 import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
 import { sqliteVersionReader } from '../../db/sqlite-version.js'
-import { coalescedVersion, type VersionStats } from '../../db/postgres-version.js'
+import { coalescedVersion, counterConnection, type VersionStats } from '../../db/postgres-version.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 import { changeVersion } from '../../db/transaction.js'
 
@@ -60,13 +60,16 @@ declare module 'fastify' {
 export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const engine: Engine = opts.databaseUrl === undefined ? 'sqlite' : 'postgres'
   const sqlite = opts.databaseUrl === undefined ? sqliteKysely(opts.database ?? ':memory:') : undefined
-  const db: Kysely<Database> = sqlite?.db ?? postgresKysely({
-    url: opts.databaseUrl!,
-    poolMax: opts.databasePoolMax,
-    schema: opts.databaseSchema,
-    timeoutMs: opts.databaseTimeoutMs ?? 5000,
-    onConnectionError: droppedConnectionLog(fastify.log)
-  })
+  const postgres: PostgresOptions | undefined = opts.databaseUrl === undefined
+    ? undefined
+    : {
+        url: opts.databaseUrl,
+        poolMax: opts.databasePoolMax,
+        schema: opts.databaseSchema,
+        timeoutMs: opts.databaseTimeoutMs ?? 5000,
+        onConnectionError: droppedConnectionLog(fastify.log)
+      }
+  const db: Kysely<Database> = sqlite?.db ?? postgresKysely(postgres!)
   const secrets = opts.secrets ?? new SecretBox()
   try {
     await migrateOutsideTimeouts(db, engine, opts)
@@ -89,7 +92,8 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     return (request[version] = readSqlite.read())
   }
   // On PostgreSQL one query at a time answers every request that asked before it was sent.
-  const readPostgres = sqlite === undefined ? coalescedVersion(async () => await changeVersion(db)) : undefined
+  const counter = postgres === undefined ? undefined : counterConnection(postgres)
+  const readPostgres = counter === undefined ? undefined : coalescedVersion(counter.read)
   fastify.decorate('planningVersionStats', readPostgres?.stats)
   fastify.decorate('planningVersionNow', now)
   fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? await (readPostgres?.read() ?? changeVersion(db)))
@@ -101,6 +105,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   })
   fastify.addHook('onClose', async () => {
     readSqlite?.close()
+    await counter?.close()
     await db.destroy()
   })
 }, { name: 'planning-database', fastify: '5.x', dependencies: ['planning-events'] })
