@@ -8,10 +8,24 @@ import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
+import { prepared } from './prepared.js'
 import type { IssueRef } from './issue-refs.js'
 import { afterCommit, changeVersion, writeTransaction, type Executor } from './transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
+
+// Each insert's statements, compiled once (a dependency insert is a hot path: see README, "Benchmarks").
+const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNumber: number }>()((db, p) => db.selectFrom('issues')
+  .select(['id', 'repo_id', 'number'])
+  .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as x').innerJoin('workspace_repositories as y', 'x.workspace_id', 'y.workspace_id')
+    .select('x.workspace_id').where('x.repo_id', '=', p.aRepo).where('y.repo_id', '=', p.bRepo)).as('shared'))
+  .where((eb) => eb.or([
+    eb.and([eb('repo_id', '=', p.aRepo), eb('number', '=', p.aNumber)]),
+    eb.and([eb('repo_id', '=', p.bRepo), eb('number', '=', p.bNumber)])
+  ])))
+const insertQuery = prepared<{ blocking: number, blocked: number, at: string }>()((db, p) => db.insertInto('dependencies')
+  .values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
+  .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq'))
 
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
 export function createDependenciesRepository (db: Executor, events?: DomainEvents) {
@@ -38,13 +52,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
   /** Both sides' ids (NotFound naming the first missing side) and whether their repositories share a workspace: one query. */
   const bothIssues = async (trx: Executor, dependency: Dependency): Promise<{ blocking: number, blocked: number, shared: boolean }> => {
     const { blocking: a, blocked: b } = dependency
-    const rows = await trx.selectFrom('issues').select(['id', 'repo_id', 'number'])
-      .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as x').innerJoin('workspace_repositories as y', 'x.workspace_id', 'y.workspace_id')
-        .select('x.workspace_id').where('x.repo_id', '=', a.repo_id).where('y.repo_id', '=', b.repo_id)).as('shared'))
-      .where((eb) => eb.or([
-        eb.and([eb('repo_id', '=', a.repo_id), eb('number', '=', a.issue_number)]),
-        eb.and([eb('repo_id', '=', b.repo_id), eb('number', '=', b.issue_number)])
-      ])).execute()
+    const { rows } = await bothQuery(trx, { aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
     const idOf = (ref: IssueRef, side: string): number => {
       const row = rows.find((r) => Number(r.repo_id) === ref.repo_id && Number(r.number) === ref.issue_number)
       if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
@@ -76,8 +84,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
         // Read before the insert, so the kept graph never holds an edge that may yet be rolled back.
         const known = await graphAt(trx, version)
-        const inserted = await trx.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() })
-          .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq').executeTakeFirst()
+        const { rows: [inserted] } = await insertQuery(trx, { blocking, blocked, at: nowIso() })
         if (inserted === undefined) {
           // The pair exists: nothing written, but the transaction still moves the counter; the kept graph stays good.
           afterCommit(trx, (committed) => graph.committed(version, committed, () => {}))

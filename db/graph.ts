@@ -30,51 +30,101 @@ export async function reaches (db: Executor, edges: Edges, from: number, to: num
  */
 export class GraphSnapshot {
   version = -1
-  private readonly next = new Map<number, number[]>()
-  private readonly repoOf = new Map<number, number>()
+  // Issues by dense index (their ids can be anything); edges as lists of indexes both ways.
+  private readonly indexOf = new Map<number, number>()
+  private next: number[][] = []
+  private previous: number[][] = []
+  private repoOf: number[] = []
+  // Marks of the last search, by index: a node is seen from an end when its mark equals `search`.
+  private ahead: number[] = []
+  private behind: number[] = []
+  private search = 0
 
   load (version: number, edges: Array<{ from: number, to: number, toRepo: number }>): void {
-    this.next.clear()
-    this.repoOf.clear()
+    this.indexOf.clear()
+    this.next = []
+    this.previous = []
+    this.repoOf = []
+    this.ahead = []
+    this.behind = []
     for (const { from, to, toRepo } of edges) this.add(from, to, toRepo)
     this.version = version
   }
 
   add (from: number, to: number, toRepo: number): void {
-    this.repoOf.set(to, toRepo)
-    const list = this.next.get(from)
-    if (list === undefined) this.next.set(from, [to])
-    else list.push(to)
+    const [a, b] = [this.index(from), this.index(to)]
+    this.repoOf[b] = toRepo
+    this.next[a].push(b)
+    this.previous[b].push(a)
   }
 
   remove (from: number, to: number): void {
-    const list = this.next.get(from)
-    const at = list?.indexOf(to) ?? -1
-    if (at >= 0) list!.splice(at, 1)
+    const [a, b] = [this.indexOf.get(from), this.indexOf.get(to)]
+    if (a === undefined || b === undefined) return
+    pull(this.next[a], b)
+    pull(this.previous[b], a)
   }
 
   /**
    * Whether `to` can be reached from `from` (with `through`, only through issues of repositories
-   * it accepts): a breadth-first search that stops when it gets there.
+   * it accepts, `to` included): a breadth-first search from both ends at once, a level of the
+   * smaller side at a time, that stops when they meet or either side runs out. A pair whose one
+   * end reaches little is settled at once, however much the other end reaches.
    */
   reaches (from: number, to: number, through?: (repoId: number) => boolean): boolean {
-    const seen = new Set([from])
-    let frontier = [from]
-    while (frontier.length > 0) {
-      const following: number[] = []
-      for (const id of frontier) {
-        for (const next of this.next.get(id) ?? []) {
-          if (through !== undefined && !through(this.repoOf.get(next)!)) continue
-          if (next === to) return true
-          if (!seen.has(next)) {
-            seen.add(next)
-            following.push(next)
+    const [start, end] = [this.indexOf.get(from), this.indexOf.get(to)]
+    if (start === undefined || end === undefined) return false
+    const { next, previous, repoOf, ahead, behind } = this
+    const passes = (i: number): boolean => through === undefined || (repoOf[i] !== -1 && through(repoOf[i]))
+    if (!passes(end)) return false
+    const search = ++this.search
+    ahead[start] = search
+    behind[end] = search
+    let forward = [start]
+    let backward = [end]
+    while (forward.length > 0 && backward.length > 0) {
+      if (forward.length <= backward.length) {
+        const following: number[] = []
+        for (const i of forward) {
+          for (const j of next[i]) {
+            if (behind[j] === search) return true
+            if (ahead[j] !== search && passes(j)) {
+              ahead[j] = search
+              following.push(j)
+            }
           }
         }
+        forward = following
+      } else {
+        const preceding: number[] = []
+        for (const i of backward) {
+          for (const j of previous[i]) {
+            if (ahead[j] === search) return true
+            // Only `from` may lie outside `through`, and it is seen from ahead.
+            if (behind[j] !== search && passes(j)) {
+              behind[j] = search
+              preceding.push(j)
+            }
+          }
+        }
+        backward = preceding
       }
-      frontier = following
     }
     return false
+  }
+
+  private index (id: number): number {
+    let i = this.indexOf.get(id)
+    if (i === undefined) {
+      i = this.next.length
+      this.indexOf.set(id, i)
+      this.next.push([])
+      this.previous.push([])
+      this.repoOf.push(-1)
+      this.ahead.push(0)
+      this.behind.push(0)
+    }
+    return i
   }
 
   /** After a commit made from this version: the change applied and the new version taken, or the snapshot dropped. */
@@ -86,4 +136,9 @@ export class GraphSnapshot {
       this.version = -1
     }
   }
+}
+
+function pull (list: number[], value: number): void {
+  const at = list.indexOf(value)
+  if (at >= 0) list.splice(at, 1)
 }
