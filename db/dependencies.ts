@@ -10,13 +10,14 @@ import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
 import type { IssueRef } from './issue-refs.js'
-import { afterCommit, changeVersion, writeTransaction, type Executor } from './transaction.js'
+import { afterCommit, writeTransaction, type Executor } from './transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
 
 // Each insert's statements, compiled once (a dependency insert is a hot path: see README, "Benchmarks").
 const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNumber: number }>()((db, p) => db.selectFrom('issues')
   .select(['id', 'repo_id', 'number'])
+  .select((eb) => eb.selectFrom('change_counter').select('value').where('id', '=', 1).as('version'))
   .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as x').innerJoin('workspace_repositories as y', 'x.workspace_id', 'y.workspace_id')
     .select('x.workspace_id').where('x.repo_id', '=', p.aRepo).where('y.repo_id', '=', p.bRepo)).as('shared'))
   .where((eb) => eb.or([
@@ -49,8 +50,11 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
     for (const side of sides) await announce(trx, events, { ...side, user: actor(user), type, blocking: dependency.blocking, blocked: dependency.blocked })
   }
 
-  /** Both sides' ids (NotFound naming the first missing side) and whether their repositories share a workspace: one query. */
-  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<{ blocking: number, blocked: number, shared: boolean }> => {
+  /**
+   * Both sides' ids (NotFound naming the first missing side), whether their repositories share a
+   * workspace, and the change counter as this transaction sees it: one query.
+   */
+  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<{ blocking: number, blocked: number, shared: boolean, version: number }> => {
     const { blocking: a, blocked: b } = dependency
     const { rows } = await bothQuery(trx, { aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
     const idOf = (ref: IssueRef, side: string): number => {
@@ -58,7 +62,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
       return row.id
     }
-    return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)) }
+    return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)), version: Number(rows[0].version) }
   }
 
   return {
@@ -79,8 +83,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       return await writeTransaction(db, async (trx) => {
         // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
         await lockFor(trx, 'dependencies')
-        const version = await changeVersion(trx)
-        const { blocking, blocked, shared } = await bothIssues(trx, dependency)
+        const { blocking, blocked, shared, version } = await bothIssues(trx, dependency)
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
         // Read before the insert, so the kept graph never holds an edge that may yet be rolled back.
         const known = await graphAt(trx, version)
@@ -106,8 +109,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
 
     async remove (dependency: Dependency, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
-        const { blocking, blocked } = await bothIssues(trx, dependency)
-        const version = await changeVersion(trx)
+        const { blocking, blocked, version } = await bothIssues(trx, dependency)
         const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.remove(blocking, blocked)))
