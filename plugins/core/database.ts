@@ -8,9 +8,9 @@ import { requireKeyForSealed, sealStoredSecrets } from '../../db/sealed-secrets.
 import { SecretBox } from '../../db/secret-box.js'
 import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
 import { sqliteVersionReader } from '../../db/sqlite-version.js'
-import { coalescedVersion, counterConnection, type VersionStats } from '../../db/postgres-version.js'
+import { coalescedVersion, type VersionStats } from '../../db/coalesced-version.js'
+import { counterConnection } from '../../db/postgres-version.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
-import { changeVersion } from '../../db/transaction.js'
 
 const version = Symbol('planningVersion')
 
@@ -40,10 +40,10 @@ declare module 'fastify' {
      * of what the database holds compare it to know whether anything was written since.
      */
     planningVersion: (request: FastifyRequest) => Promise<number>
-    /** The same counter when it can be had without waiting (on SQLite, or once read for this request); else undefined. */
+    /** The same counter once it was read for this request; else undefined. */
     planningVersionNow: (request: FastifyRequest) => number | undefined
-    /** On PostgreSQL: how many requests asked for the counter and how many queries answered them. */
-    planningVersionStats: VersionStats | undefined
+    /** How many requests asked for the counter and how many reads answered them. */
+    planningVersionStats: VersionStats
     /** The counter as it is now, outside any request (the board page's live stream watches it). */
     planningVersionLatest: () => Promise<number>
   }
@@ -83,25 +83,25 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents, secrets))
   fastify.decorate('planningEngine', engine)
   fastify.decorateRequest(version, null)
-  // On SQLite the counter is read straight from the handle: every cached read does this.
+  // On SQLite the counter is read straight from the handle (the WAL-index header), on PostgreSQL on
+  // a connection of its own; on both, one read answers every request of a turn that asked before it.
   const readSqlite = sqlite === undefined ? undefined : sqliteVersionReader(sqlite.handle)
+  const counter = postgres === undefined ? undefined : counterConnection(postgres)
+  const coalesced = coalescedVersion(readSqlite?.read ?? counter!.read)
   const now = (request: FastifyRequest): number | undefined => {
     const known = request[version]
-    if (typeof known === 'number') return known
-    if (known !== null || readSqlite === undefined) return undefined
-    return (request[version] = readSqlite.read())
+    return typeof known === 'number' ? known : undefined
   }
-  // On PostgreSQL one query at a time answers every request that asked before it was sent.
-  const counter = postgres === undefined ? undefined : counterConnection(postgres)
-  const readPostgres = counter === undefined ? undefined : coalescedVersion(counter.read)
-  fastify.decorate('planningVersionStats', readPostgres?.stats)
+  fastify.decorate('planningVersionStats', coalesced.stats)
   fastify.decorate('planningVersionNow', now)
-  fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? await (readPostgres?.read() ?? changeVersion(db)))
-  fastify.decorate('planningVersion', async (request: FastifyRequest) => {
-    const known = now(request)
-    if (known !== undefined) return known
-    request[version] ??= (readPostgres?.read() ?? changeVersion(db)).then((value) => (request[version] = value))
-    return await request[version]
+  fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? await counter!.read())
+  fastify.decorate('planningVersion', (request: FastifyRequest) => {
+    const known = request[version]
+    if (typeof known === 'number') return Promise.resolve(known)
+    if (known !== null) return known
+    const waiting = coalesced.read().then((value) => (request[version] = value))
+    request[version] = waiting
+    return waiting
   })
   fastify.addHook('onClose', async () => {
     readSqlite?.close()

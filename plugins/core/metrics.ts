@@ -77,10 +77,8 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   new Gauge({ name: 'planning_read_cache_bytes', help: 'What the kept answers cost now (bytes, keys and overhead)', registers: [registry], collect () { this.set(readCache.stats()?.bytes ?? 0) } }) // eslint-disable-line no-new
   new Gauge({ name: 'planning_read_cache_entries', help: 'Answers kept now', registers: [registry], collect () { this.set(readCache.stats()?.entries ?? 0) } }) // eslint-disable-line no-new
   const version = fastify.planningVersionStats
-  if (version !== undefined) {
-    countedElsewhere(registry, 'planning_change_counter_reads_total', 'Requests that needed the change counter (PostgreSQL)', () => version.asked)
-    countedElsewhere(registry, 'planning_change_counter_queries_total', 'Queries that read it for them, one at a time (PostgreSQL)', () => version.queries)
-  }
+  countedElsewhere(registry, 'planning_change_counter_reads_total', 'Requests that needed the change counter', () => version.asked)
+  countedElsewhere(registry, 'planning_change_counter_queries_total', 'Reads of the counter made for them, at most one at a time and one per event-loop turn', () => version.queries)
   const db = fastify.planningStore.db
   new Gauge({ // eslint-disable-line no-new
     name: 'planning_webhook_queue_depth',

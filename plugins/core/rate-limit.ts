@@ -168,9 +168,14 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
       done()
       return
     }
-    const user = fastify.planningAuth.userNow(request)
-    if (user !== undefined) limit(request, reply, user, done)
-    else fastify.planningAuth.user(request).then((found) => { limit(request, reply, found, done) }, done)
+    const withUser = () => {
+      const user = fastify.planningAuth.userNow(request)
+      if (user !== undefined) limit(request, reply, user, done)
+      else fastify.planningAuth.user(request).then((found) => { limit(request, reply, found, done) }, done)
+    }
+    // The counter first (one read answers the whole turn's requests), then the user, cached by it.
+    if (fastify.planningVersionNow(request) !== undefined) withUser()
+    else fastify.planningVersion(request).then(withUser, done)
   })
   fastify.addHook('onSend', (request: FastifyRequest, reply: FastifyReply, _payload: unknown, done: HookHandlerDoneFunction) => {
     const mine = request[counted]
