@@ -104,6 +104,20 @@ export async function startInstances (count: number, options: Record<string, unk
   return await Promise.all(Array.from({ length: count }, async () => await startProcess('./app-process.js', { BENCH_APP_OPTIONS: JSON.stringify(options) })))
 }
 
+/**
+ * What Fastify alone reaches for issue data: a route answering the same bytes and headers (ETag,
+ * rate limit) with no hooks of ours, against the same bare server. What our hooks can gain is the
+ * distance between this row and the API's.
+ */
+async function fastifyCeiling (sourceUrl: string, seconds: number, rounds: number): Promise<HttpRow> {
+  const fastify = await startProcess('./fastify-process.js', { BENCH_SOURCE_URL: sourceUrl, BENCH_TOKEN: TOKEN })
+  try {
+    return await compare('Fastify alone: a route answering issue data\'s bytes and headers', [fastify.url], CASES[1].path, seconds, rounds)
+  } finally {
+    await fastify.stop()
+  }
+}
+
 /** The board and issue cases on a SQLite file. */
 export async function benchHttp (seconds: number, rounds: number): Promise<HttpRow[]> {
   const folder = mkdtempSync(join(tmpdir(), 'bench-db-'))
@@ -115,6 +129,7 @@ export async function benchHttp (seconds: number, rounds: number): Promise<HttpR
   try {
     const rows: HttpRow[] = []
     for (const { name, path } of CASES) rows.push(await compare(`SQLite, ${name}`, [instance.url], path, seconds, rounds))
+    rows.push(await fastifyCeiling(`${instance.url}${CASES[1].path}`, seconds, rounds))
     return rows
   } finally {
     await instance.stop()
