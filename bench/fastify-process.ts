@@ -8,8 +8,9 @@ const copied = ['etag', 'x-ratelimit-limit', 'x-ratelimit-used', 'x-ratelimit-re
 const headers = Object.fromEntries(copied.flatMap((name) => source.headers.has(name) ? [[name, source.headers.get(name)!]] : []))
 const app = Fastify()
 const params = { type: 'object', properties: { repo_id: { type: 'integer' }, issue_number: { type: 'integer' } } }
-app.get('/p1/repositories/:repo_id/issues/:issue_number', { schema: { params } }, async (_request, reply) => {
-  await reply.headers(headers).type('application/json; charset=utf-8').send(body)
+// A synchronous handler, Fastify's shortest path (an async one measures about 0.15 lower here).
+app.get('/p1/repositories/:repo_id/issues/:issue_number', { schema: { params } }, (_request, reply) => {
+  reply.headers(headers).type('application/json; charset=utf-8').send(body)
 })
 const url = await app.listen({ host: '127.0.0.1', port: 0 })
 console.log(`listening ${url}`)
