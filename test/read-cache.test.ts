@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ReadCache } from '../plugins/core/read-cache.js'
-import { build } from './helper.js'
+import { build, REPO, testFixture, TOKENS } from './helper.js'
 
 const wsId = (w: number) => `ws${String(w).padStart(4, '0')}`.padEnd(24, '0')
 const entry = (version: number, size: number) => ({ version, body: Buffer.alloc(size), etag: '"x"', bytes: size })
@@ -56,4 +56,27 @@ t.test('READ_CACHE_MB bounds what a server keeps however many boards are read', 
   t.equal(again.statusCode, 200)
   const after = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body
   t.match(after, /^planning_read_cache_hits_total 1$/m, 'the most recent board is still kept')
+})
+
+t.test('reads that arrive in one turn of the event loop share one read of the change counter', async (t) => {
+  const metricsToken = 'metrics-token-0123456789'
+  const app = await build(t, { metricsToken, fixture: testFixture() })
+  const headers = { 'x-authentication-token': TOKENS.alice }
+  const counts = async () => {
+    const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body
+    const count = (name: string) => Number(metrics.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1])
+    return { asked: count('planning_change_counter_reads_total'), reads: count('planning_change_counter_queries_total') }
+  }
+  const url = `/p1/repositories/${REPO}/issues/1`
+  const first = await app.inject({ url, headers })
+  t.equal(first.statusCode, 200)
+  const before = await counts()
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => await app.inject({ url, headers })))
+  t.same(answers.map((a) => a.body), Array(20).fill(first.body), 'every read answered, from the kept bytes')
+  const after = await counts()
+  t.equal(after.asked - before.asked, 20, 'each request asked for the counter once')
+  t.ok(after.reads - before.reads <= 2, `one read answered them (${after.reads - before.reads})`)
+  const written = await app.inject({ method: 'PUT', url: `${url}/estimate`, headers, payload: { estimate: 8 } })
+  t.equal(written.statusCode, 200)
+  t.equal((await app.inject({ url, headers })).json().estimate.value, 8, 'the next turn reads the counter again and sees the write')
 })
