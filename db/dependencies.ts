@@ -14,15 +14,19 @@ import { afterCommit, writeTransaction, type Executor } from './transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
 
+type IssueContext = Awaited<ReturnType<typeof issueContext>>
+interface BothIssues { blocking: number, blocked: number, shared: boolean, version: number, contexts: Map<number, IssueContext> }
+
 // Each insert's statements, compiled once (a dependency insert is a hot path: see README, "Benchmarks").
-const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNumber: number }>()((db, p) => db.selectFrom('issues')
-  .select(['id', 'repo_id', 'number'])
+const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNumber: number }>()((db, p) => db.selectFrom('issues as i')
+  .innerJoin('repositories as r', 'r.id', 'i.repo_id')
+  .select(['i.id', 'i.repo_id', 'i.number', 'i.title', 'r.owner', 'r.name', 'r.html_url'])
   .select((eb) => eb.selectFrom('change_counter').select('value').where('id', '=', 1).as('version'))
   .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as x').innerJoin('workspace_repositories as y', 'x.workspace_id', 'y.workspace_id')
     .select('x.workspace_id').where('x.repo_id', '=', p.aRepo).where('y.repo_id', '=', p.bRepo)).as('shared'))
   .where((eb) => eb.or([
-    eb.and([eb('repo_id', '=', p.aRepo), eb('number', '=', p.aNumber)]),
-    eb.and([eb('repo_id', '=', p.bRepo), eb('number', '=', p.bNumber)])
+    eb.and([eb('i.repo_id', '=', p.aRepo), eb('i.number', '=', p.aNumber)]),
+    eb.and([eb('i.repo_id', '=', p.bRepo), eb('i.number', '=', p.bNumber)])
   ])))
 const insertQuery = prepared<{ blocking: number, blocked: number, at: string }>()((db, p) => db.insertInto('dependencies')
   .values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
@@ -43,18 +47,18 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
   }
 
   /** Notes the planning change on both sides and announces it in each side's repository. */
-  const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, ids: [number, number], user?: User) => {
-    await touchPlanning(trx, ids)
-    const blocked = await issueContext(trx, ids[1])
-    const sides = [blocked, ...(dependency.blocking.repo_id === dependency.blocked.repo_id ? [] : [await issueContext(trx, ids[0])])]
+  const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, both: BothIssues, user?: User) => {
+    await touchPlanning(trx, [both.blocking, both.blocked])
+    const sides = [both.contexts.get(both.blocked)!, ...(dependency.blocking.repo_id === dependency.blocked.repo_id ? [] : [both.contexts.get(both.blocking)!])]
     for (const side of sides) await announce(trx, events, { ...side, user: actor(user), type, blocking: dependency.blocking, blocked: dependency.blocked })
   }
 
   /**
-   * Both sides' ids (NotFound naming the first missing side), whether their repositories share a
-   * workspace, and the change counter as this transaction sees it: one query.
+   * Both sides' ids (NotFound naming the first missing side), what their events name (issue and
+   * repository), whether their repositories share a workspace, and the change counter as this
+   * transaction sees it: one query.
    */
-  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<{ blocking: number, blocked: number, shared: boolean, version: number }> => {
+  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<BothIssues> => {
     const { blocking: a, blocked: b } = dependency
     const { rows } = await bothQuery(trx, { aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
     const idOf = (ref: IssueRef, side: string): number => {
@@ -62,7 +66,11 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
       return row.id
     }
-    return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)), version: Number(rows[0].version) }
+    const contexts = new Map(rows.map((r) => [r.id, {
+      repo: { id: Number(r.repo_id), owner: r.owner, name: r.name, html_url: r.html_url },
+      issue: { id: Number(r.id), number: Number(r.number), title: r.title }
+    }]))
+    return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)), version: Number(rows[0].version), contexts }
   }
 
   return {
@@ -83,7 +91,8 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       return await writeTransaction(db, async (trx) => {
         // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
         await lockFor(trx, 'dependencies')
-        const { blocking, blocked, shared, version } = await bothIssues(trx, dependency)
+        const both = await bothIssues(trx, dependency)
+        const { blocking, blocked, shared, version } = both
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
         // Read before the insert, so the kept graph never holds an edge that may yet be rolled back.
         const known = await graphAt(trx, version)
@@ -102,18 +111,19 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
           throw new Invalid('this dependency is refused')
         }
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.add(blocking, blocked, dependency.blocked.repo_id)))
-        await changed(trx, 'dependency_created', dependency, [blocking, blocked], user)
+        await changed(trx, 'dependency_created', dependency, both, user)
         return dependency
       })
     },
 
     async remove (dependency: Dependency, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
-        const { blocking, blocked, version } = await bothIssues(trx, dependency)
+        const both = await bothIssues(trx, dependency)
+        const { blocking, blocked, version } = both
         const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.remove(blocking, blocked)))
-        await changed(trx, 'dependency_removed', dependency, [blocking, blocked], user)
+        await changed(trx, 'dependency_removed', dependency, both, user)
       })
     }
   }
