@@ -4,14 +4,20 @@ import type { Executor } from './transaction.js'
 import type { User } from './users.js'
 
 /** An issue with its repository, as events describe it. */
-export async function issueContext (trx: Executor, issueId: number): Promise<{ repo: Repository, issue: { id: number, number: number, title: string } }> {
-  const row = await trx.selectFrom('issues as i').innerJoin('repositories as r', 'r.id', 'i.repo_id')
-    .select(['i.id', 'i.number', 'i.title', 'r.id as repo_id', 'r.owner', 'r.name', 'r.html_url'])
-    .where('i.id', '=', issueId).executeTakeFirstOrThrow()
+export interface IssueContext { repo: Repository, issue: { id: number, number: number, title: string } }
+
+/** The context from a row of an issue joined with its repository. */
+export function contextOf (row: { id: number, number: number, title: string, repo_id: number, owner: string, name: string, html_url: Repository['html_url'] }): IssueContext {
   return {
     repo: { id: Number(row.repo_id), owner: row.owner, name: row.name, html_url: row.html_url },
     issue: { id: Number(row.id), number: Number(row.number), title: row.title }
   }
+}
+
+export async function issueContext (trx: Executor, issueId: number): Promise<IssueContext> {
+  return contextOf(await trx.selectFrom('issues as i').innerJoin('repositories as r', 'r.id', 'i.repo_id')
+    .select(['i.id', 'i.number', 'i.title', 'r.id as repo_id', 'r.owner', 'r.name', 'r.html_url'])
+    .where('i.id', '=', issueId).executeTakeFirstOrThrow())
 }
 
 /** Emits inside the transaction when someone listens (webhooks); `user` absent: the issue host did it. */

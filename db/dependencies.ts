@@ -1,6 +1,6 @@
 import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
-import { actor, announce, issueContext } from './announce.js'
+import { actor, announce, contextOf, type IssueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
 import { lockFor } from './engine.js'
 import { GraphSnapshot } from './graph.js'
@@ -14,7 +14,6 @@ import { afterCommit, writeTransaction, type Executor } from './transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
 
-type IssueContext = Awaited<ReturnType<typeof issueContext>>
 interface BothIssues { blocking: number, blocked: number, shared: boolean, version: number, contexts: Map<number, IssueContext> }
 
 // Each insert's statements, compiled once (a dependency insert is a hot path: see README, "Benchmarks").
@@ -66,10 +65,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
       return row.id
     }
-    const contexts = new Map(rows.map((r) => [r.id, {
-      repo: { id: Number(r.repo_id), owner: r.owner, name: r.name, html_url: r.html_url },
-      issue: { id: Number(r.id), number: Number(r.number), title: r.title }
-    }]))
+    const contexts = new Map(rows.map((r) => [r.id, contextOf(r)]))
     return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)), version: Number(rows[0].version), contexts }
   }
 
