@@ -17,6 +17,7 @@ import boardReadsPlugin from './plugins/board-reads.js'
 import boardsPlugin from './plugins/boards.js'
 import conditionalPlugin from './plugins/core/conditional.js'
 import databasePlugin from './plugins/core/database.js'
+import { ServerFront } from './plugins/core/front.js'
 import { SecretBox } from './db/secret-box.js'
 import dependenciesPlugin from './plugins/dependencies.js'
 import domainEventsPlugin from './plugins/core/domain-events.js'
@@ -142,7 +143,11 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
 }
 
 /** Set by `buildApp` only: log hints name the server's environment variables and admin CLI, not the plugin's options. */
-interface InternalOptions { cliHints?: boolean }
+interface InternalOptions {
+  cliHints?: boolean
+  /** the server's front, where unchanged reads are answered before routing */
+  front?: ServerFront
+}
 
 /**
  * What every domain plugin stands on: the database, domain events, auth, rate limit, the error
@@ -183,7 +188,7 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     publicOrigin: signIn.publicUrl === undefined ? undefined : new URL(signIn.publicUrl).origin
   })
   await fastify.register(signInUpkeepPlugin, { auditDays: signIn.auditDays, sessionIdleMs: signIn.sessionIdleMinutes * 60_000 })
-  await fastify.register(readCachePlugin, { direct: opts.directReads === true, megabytes: opts.readCacheMb })
+  await fastify.register(readCachePlugin, { direct: opts.directReads === true, megabytes: opts.readCacheMb, front: (opts as InternalOptions).front })
   // Before the rate limit: its onSend must see a 304 to leave it uncounted.
   await fastify.register(conditionalPlugin)
   if (opts.rateLimit !== false) {
@@ -356,7 +361,9 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
     app.setErrorHandler(errorReply)
     app.addHook('onSend', closeAfterUnreadBody)
   }
-  const internal: InternalOptions = { cliHints: true }
+  const front = new ServerFront()
+  front.attach(app.server)
+  const internal: InternalOptions = { cliHints: true, front }
   await app.register(planningApi, { directReads: true, ...apiOptions, ...internal, prefix: basePath ?? '' })
   return app
 }

@@ -14,7 +14,7 @@ t.test('the cache keeps what fits in its bytes, least recently used out first', 
   t.equal(cache.peek('b'), undefined, 'b went to make room')
   t.ok(cache.peek('a'))
   t.ok(cache.peek('c'))
-  t.same(cache.stats, { hits: 0, misses: 0, evictions: 1, bytes: 800, entries: 2, limit: 1000 })
+  t.same(cache.stats, { hits: 0, misses: 0, evictions: 1, beforeRouting: 0, bytes: 800, entries: 2, limit: 1000 })
   t.equal(cache.get('a', 2), undefined, 'an entry made at another version is no answer')
   cache.set('a', entry(2, 100))
   t.equal(cache.stats.bytes, 500, 'a replaced entry gives its bytes back')

@@ -2,6 +2,7 @@ import { httpErrors } from '@fastify/sensible'
 import { parseCookie } from 'cookie'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
+import type { IncomingHttpHeaders } from 'node:http'
 import { Forbidden, NotFound } from '../../db/errors.js'
 import type { Repository } from '../../db/repositories.js'
 import { sessionDigest, type SessionLifetimes } from '../../db/sessions.js'
@@ -65,12 +66,25 @@ export interface PlanningAuth {
   /** The same decided without waiting (it throws the same errors), or undefined when it takes a query. */
   accessNow: (request: FastifyRequest, repoId: number, level: AccessLevel) => Repository | undefined
   /**
+   * For a read answered before routing: who `token` belongs to, when at
+   * counter `version` it is known valid, needs no write of its last use and has read access to
+   * `repoId`, all without a query; else undefined (the request then takes the usual way).
+   */
+  readerNow: (token: string, socket: object | null, repoId: number, version: number) => Principal | undefined
+  /**
    * The user's readable repositories, looked up once per request (one query, whatever the count);
    * callers filter with `set.has(repoId)`.
    */
   readable: (request: FastifyRequest) => Promise<Set<number>>
   /** The request's best level over these repositories (0: none), for objects that span several. */
   bestLevel: (request: FastifyRequest, repoIds: number[]) => Promise<number>
+}
+
+/** The token of an `Authorization: Bearer` header, if that is what the headers carry. */
+export function bearerOf (headers: IncomingHttpHeaders): string | undefined {
+  const authorization = headers.authorization
+  if (authorization !== undefined && /^bearer /i.test(authorization)) return authorization.slice(7).trim() || undefined
+  return undefined
 }
 
 export function repositoryNotFound (repoId: number): Error {
@@ -146,17 +160,15 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
     if (typeof header === 'string' && header !== '') return header
     const query = request.query as Record<string, unknown> | undefined
     if (typeof query?.access_token === 'string' && query.access_token !== '') return query.access_token
-    const authorization = request.headers.authorization
-    if (authorization !== undefined && /^bearer /i.test(authorization)) return authorization.slice(7).trim() || undefined
-    return undefined
+    return bearerOf(request.headers)
   }
 
   // A keep-alive connection sends the same token with every request: its digest is kept with the
   // socket (which holds the header anyway) instead of hashing it again each time.
   const digests = new WeakMap<object, { token: string, digest: string }>()
-  const digestOf = (request: FastifyRequest, token: string): string => {
-    const socket = request.raw.socket
-    const known = digests.get(socket)
+  const digestOf = (request: FastifyRequest, token: string): string => socketDigest(request.raw.socket, token)
+  const socketDigest = (socket: object | null | undefined, token: string): string => {
+    const known = socket === undefined || socket === null ? undefined : digests.get(socket)
     if (known !== undefined && known.token === token) return known.digest
     const digest = hashToken(token)
     if (socket !== undefined && socket !== null) digests.set(socket, { token, digest })
@@ -292,6 +304,16 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
         access = known.rememberAccess(current.id, repoId, { repo, level: repo === undefined ? 0 : await users.level(current.id, repoId) })
       }
       return decide(access, repoId, level)
+    },
+    readerNow (token, socket, repoId, version) {
+      const known = cache.at(version)
+      const principal = known.users.get(socketDigest(socket, token))
+      if (principal === undefined || principal === null) return undefined
+      const now = Date.now()
+      const { credential, user } = principal
+      if (credential.expiresMs <= now || now - credential.usedMs >= TOUCH_EVERY_MS) return undefined
+      const access = known.accessOf(user.id, repoId)
+      return access?.repo !== undefined && access.level >= LEVELS.read ? principal : undefined
     },
     accessNow (request, repoId, level) {
       const current = userNow(request)

@@ -46,6 +46,8 @@ declare module 'fastify' {
     planningVersionStats: VersionStats
     /** The counter as it is now, outside any request (the board page's live stream watches it). */
     planningVersionLatest: () => Promise<number>
+    /** The counter as read after this call, in the turn's one read (for reads answered before routing). */
+    planningVersionRead: () => Promise<number>
   }
   interface FastifyRequest {
     [version]: number | Promise<number> | null
@@ -95,6 +97,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   fastify.decorate('planningVersionStats', coalesced.stats)
   fastify.decorate('planningVersionNow', now)
   fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? await counter!.read())
+  fastify.decorate('planningVersionRead', coalesced.read)
   fastify.decorate('planningVersion', (request: FastifyRequest) => {
     const known = request[version]
     if (typeof known === 'number') return Promise.resolve(known)

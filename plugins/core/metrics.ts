@@ -14,6 +14,8 @@ export interface PlanningMetrics {
   liveSockets: { count: () => number }
   /** the read cache tells where its counts are */
   readCache: { stats: () => ReadCacheStats | undefined }
+  /** times a read answered before routing, as onResponse times the others; null when nobody reads the figures */
+  requestTimed: ((method: string, route: string, status: number, seconds: number) => void) | null
 }
 
 /** A counter that reports a count kept elsewhere (a plain number on the hot path), read when scraped. */
@@ -73,6 +75,7 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   const readCache = { stats: (): ReadCacheStats | undefined => undefined }
   countedElsewhere(registry, 'planning_read_cache_hits_total', 'Board and issue-data reads answered from kept bytes', () => readCache.stats()?.hits)
   countedElsewhere(registry, 'planning_read_cache_misses_total', 'Board and issue-data reads that built their answer', () => readCache.stats()?.misses)
+  countedElsewhere(registry, 'planning_read_cache_before_routing_total', 'Of the hits, those answered before routing', () => readCache.stats()?.beforeRouting)
   countedElsewhere(registry, 'planning_read_cache_evictions_total', 'Kept answers dropped to stay within READ_CACHE_MB', () => readCache.stats()?.evictions)
   new Gauge({ name: 'planning_read_cache_bytes', help: 'What the kept answers cost now (bytes, keys and overhead)', registers: [registry], collect () { this.set(readCache.stats()?.bytes ?? 0) } }) // eslint-disable-line no-new
   new Gauge({ name: 'planning_read_cache_entries', help: 'Answers kept now', registers: [registry], collect () { this.set(readCache.stats()?.entries ?? 0) } }) // eslint-disable-line no-new
@@ -97,7 +100,8 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
     },
     rateLimited: () => refusals.inc(),
     liveSockets,
-    readCache
+    readCache,
+    requestTimed: opts.token === undefined ? null : (method, route, status, seconds) => { requests.observe({ method, route, status }, seconds) }
   } satisfies PlanningMetrics)
 
   // Requests are timed only where someone can read the figures.

@@ -1,6 +1,7 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Principal } from '../../db/tokens.js'
 import type { User } from '../../db/users.js'
 import { INTERNAL_HEADER, isInternalRead } from './internal-reads.js'
 import type { PlanningRedis } from './redis.js'
@@ -17,6 +18,9 @@ interface Window {
   /** counted in Redis (not in this instance's windows) */
   shared?: boolean
 }
+
+/** The values of X-RateLimit-Limit, X-RateLimit-Used and X-RateLimit-Reset. */
+export interface RateHeaders { limit: number, used: number, reset: number }
 
 interface WindowStore {
   /** counts one request in the key's window (starting one if none is open) and returns it */
@@ -46,6 +50,13 @@ class MemoryWindows implements WindowStore {
 
   refund (_key: string, window: Window): void {
     if (window.count > 0) window.count--
+  }
+
+  /** Counts one request only if that keeps the key within `max`: the window, or undefined. */
+  incrWithin (key: string, max: number): Window | undefined {
+    const window = this.windows.get(key)
+    if (window !== undefined && window.resetAt > Date.now() && window.count >= max) return undefined
+    return this.incr(key)
   }
 
   private sweep (now: number): void {
@@ -102,6 +113,15 @@ class RedisWindows implements WindowStore {
 
 const counted = Symbol('planningRateWindow')
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * For a read answered before routing: counts it in the principal's
+     * window and gives the three X-RateLimit headers' values, when the windows are this
+     * instance's and the request stays within the limit; else undefined, nothing counted (the
+     * request then takes the usual way, which counts it or refuses it).
+     */
+    planningRateLimitNow: (principal: Principal) => RateHeaders | undefined
+  }
   interface FastifyRequest {
     [counted]: { key: string, window: Window } | null
   }
@@ -140,6 +160,12 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     reply.header('x-ratelimit-used', window.count)
     reply.header('x-ratelimit-reset', Math.ceil(window.resetAt / 1000))
   }
+  const keyOf = (request: FastifyRequest, user: User | null) => user === null ? `ip:${request.ip}` : request.planningCredential?.rateKey ?? `user:${user.id}`
+  fastify.decorate('planningRateLimitNow', (principal: Principal) => {
+    if (!(store instanceof MemoryWindows)) return undefined
+    const window = store.incrWithin(principal.credential.rateKey, opts.max)
+    return window === undefined ? undefined : { limit: opts.max, used: window.count, reset: Math.ceil(window.resetAt / 1000) }
+  })
 
   /** Counts the request in its window: the 403 past the limit, or undefined. */
   const count = (request: FastifyRequest, reply: FastifyReply, key: string, window: Window): Error | undefined => {
@@ -151,7 +177,7 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     return httpErrors.forbidden(`API rate limit exceeded: ${opts.max} requests per ${seconds} s; retry after ${after} s`)
   }
   const limit = (request: FastifyRequest, reply: FastifyReply, user: User | null, done: HookHandlerDoneFunction) => {
-    const key = user === null ? `ip:${request.ip}` : request.planningCredential?.rateKey ?? `user:${user.id}`
+    const key = keyOf(request, user)
     const window = store.incr(key)
     if (window instanceof Promise) {
       window.then((counted) => { done(count(request, reply, key, counted)) }, done)

@@ -2,8 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { OutgoingHttpHeaders } from 'node:http'
 import { etagOf } from './conditional.js'
+import type { ServerFront } from './front.js'
+import { frontReads } from './front-reads.js'
 
-interface Entry { version: number, body: Buffer, etag: string, bytes: number }
+export interface Entry { version: number, body: Buffer, etag: string, bytes: number }
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,6 +30,8 @@ export interface ReadCacheStats {
   hits: number
   misses: number
   evictions: number
+  /** hits answered before routing (docs/development.md, "Reads answered before routing") */
+  beforeRouting: number
   /** what the entries held now cost, by the estimate the bound uses */
   bytes: number
   entries: number
@@ -45,7 +49,7 @@ export class ReadCache {
   readonly stats: ReadCacheStats
 
   constructor (limit: number) {
-    this.stats = { hits: 0, misses: 0, evictions: 0, bytes: 0, entries: 0, limit }
+    this.stats = { hits: 0, misses: 0, evictions: 0, beforeRouting: 0, bytes: 0, entries: 0, limit }
   }
 
   /** The entry under `key` if it was made at `version`; a hit makes it the most recently used. */
@@ -99,6 +103,11 @@ export interface ReadCacheOptions {
    * would miss these answers. Off unless asked for.
    */
   direct?: boolean
+  /**
+   * The standalone server's front: with `direct`, a URL answered that way is then answered before
+   * routing (docs/development.md, "Reads answered before routing").
+   */
+  front?: ServerFront
 }
 
 /**
@@ -113,11 +122,13 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
   if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.readCache.stats = () => stats
 
   const send = (reply: FastifyReply, entry: Entry) => reply.header('etag', entry.etag).type(JSON_TYPE).send(entry.body)
-  const write = (reply: FastifyReply, entry: Entry) => {
+  const path = opts.front === undefined ? undefined : frontReads(fastify, entries, opts.front)
+  const write = (request: FastifyRequest, reply: FastifyReply, entry: Entry, repoId: number, key: string) => {
     const headers = reply.getHeaders()
     headers.etag = entry.etag
     headers['content-type'] = JSON_TYPE
     headers['content-length'] = entry.body.length
+    path?.remember(request, repoId, key, headers as OutgoingHttpHeaders)
     reply.hijack()
     reply.raw.writeHead(200, headers as OutgoingHttpHeaders)
     reply.raw.end(entry.body)
@@ -146,7 +157,7 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
     const entry = entries.get(key, fastify.planningVersionNow(request))
     if (entry === undefined) return false
     stats.hits++
-    if (direct && request.method === 'GET' && request.headers['if-none-match'] === undefined) write(reply, entry)
+    if (direct && request.method === 'GET' && request.headers['if-none-match'] === undefined) write(request, reply, entry, repoId, key)
     else send(reply, entry)
     return true
   }

@@ -1,0 +1,111 @@
+import t from 'tap'
+import { Writable } from 'node:stream'
+import { build, REPO, TOKENS, type App } from './helper.js'
+
+// Reads answered before routing happen only on the server's socket, never through inject():
+// these tests listen on 127.0.0.1 and use fetch (keep-alive, as API clients do).
+const ISSUE = `/p1/repositories/${REPO}/issues/1`
+const BOARD = `/p1/repositories/${REPO}/board`
+const METRICS_TOKEN = 'metrics-token-0123456789'
+
+async function listening (app: App): Promise<(url: string, headers?: Record<string, string>) => Promise<Response>> {
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 })
+  return async (url, headers = {}) => await fetch(origin + url, { headers: { 'x-authentication-token': TOKENS.alice, ...headers } })
+}
+
+async function beforeRouting (app: App): Promise<number> {
+  const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
+  return Number(metrics.split('\n').find((line) => line.startsWith('planning_read_cache_before_routing_total '))?.split(' ')[1])
+}
+
+/** The headers that must not differ between two answers of the same read (Date and the count do). */
+function fixedHeaders (res: Response): Record<string, string> {
+  const all = Object.fromEntries(res.headers)
+  delete all.date
+  delete all['x-ratelimit-used']
+  return all
+}
+
+t.test('a read the routes answered before is answered before routing, with the same bytes and headers', async (t) => {
+  const app = await build(t, { metricsToken: METRICS_TOKEN, corsOrigins: ['https://board.example'] })
+  const get = await listening(app)
+  for (const url of [ISSUE, BOARD]) {
+    const first = await get(url)
+    const routed = await get(url)
+    t.equal(await beforeRouting(app), url === ISSUE ? 0 : 1, `${url}: the first two reads take the routes`)
+    const early = await get(url)
+    t.equal(await beforeRouting(app), url === ISSUE ? 1 : 2, `${url}: the third is answered before routing`)
+    t.equal(early.status, 200)
+    t.equal(await early.text(), await routed.text(), `${url}: the same bytes`)
+    t.same(Object.entries(fixedHeaders(early)), Object.entries(fixedHeaders(routed)), `${url}: the same headers, in the same order (CORS, rate limit, tag, type, length)`)
+    t.same([first, routed, early].map((res) => Number(res.headers.get('x-ratelimit-used'))).map((n, i, all) => n - all[0]), [0, 1, 2], 'each one counted')
+  }
+  const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
+  t.match(metrics, /planning_http_request_duration_seconds_count\{method="GET",route="\/p1\/repositories\/:repo_id\/issues\/:issue_number",status="200"\} 3/,
+    'timed per route like the others')
+})
+
+t.test('the checks still hold: a write, a revoked token, a removed permission, another user, the rate limit', async (t) => {
+  const app = await build(t, { metricsToken: METRICS_TOKEN, rateLimit: { max: 8, timeWindow: 60_000 } })
+  const get = await listening(app)
+  for (let i = 0; i < 3; i++) t.equal((await get(ISSUE)).status, 200)
+  t.equal(await beforeRouting(app), 1)
+
+  const written = await app.as('alice', { method: 'PUT', url: `${ISSUE}/estimate`, payload: { estimate: 13 } })
+  t.equal(written.statusCode, 200)
+  t.equal((await (await get(ISSUE)).json() as { estimate?: { value: number } }).estimate?.value, 13, 'the write is seen on the next read')
+
+  const carol = { 'x-authentication-token': TOKENS.carol }
+  const before = await beforeRouting(app)
+  for (let i = 0; i < 3; i++) t.equal((await get(ISSUE, carol)).status, 200)
+  const early = await beforeRouting(app)
+  t.equal(early - before, 2, 'carol, who may read, is answered before routing once her token is known')
+  for (let i = 0; i < 3; i++) {
+    t.equal((await get(ISSUE, { 'x-authentication-token': TOKENS.dave })).status, 404, 'dave, who may not read, gets the same 404 as ever')
+    t.equal((await get(ISSUE, { 'x-authentication-token': 'not-a-token' })).status, 401)
+  }
+  t.equal(await beforeRouting(app), early, 'neither answered before routing')
+
+  t.equal((await app.admin({ method: 'PUT', url: `/admin/repositories/${REPO}/permissions/carol`, payload: { permission: 'none' } })).statusCode, 200)
+  t.equal((await get(ISSUE, carol)).status, 404, 'a removed permission takes effect on the next request')
+  t.equal((await app.admin({ method: 'DELETE', url: '/admin/users/alice/token' })).statusCode, 204)
+  t.equal((await get(ISSUE)).status, 401, 'a revoked token takes effect on the next request')
+  t.equal(await beforeRouting(app), early, 'none of these was answered before routing')
+})
+
+t.test('past the rate limit the answer is the routes\' 403, and the count goes on from the early answers', async (t) => {
+  const app = await build(t, { metricsToken: METRICS_TOKEN, rateLimit: { max: 4, timeWindow: 60_000 } })
+  const get = await listening(app)
+  const answers = []
+  for (let i = 0; i < 6; i++) answers.push(await get(ISSUE))
+  t.same(answers.map((res) => res.status), [200, 200, 200, 200, 403, 403])
+  t.same(answers.map((res) => res.headers.get('x-ratelimit-used')), ['1', '2', '3', '4', '5', '6'])
+  t.equal(await beforeRouting(app), 2, 'the third and fourth were answered before routing')
+})
+
+t.test('conditional, cross-origin, query-string and HEAD reads take the routes', async (t) => {
+  const app = await build(t, { metricsToken: METRICS_TOKEN, corsOrigins: ['https://board.example'] })
+  const get = await listening(app)
+  const first = await get(ISSUE)
+  await get(ISSUE)
+  const etag = String(first.headers.get('etag'))
+  t.equal((await get(ISSUE, { 'if-none-match': etag })).status, 304)
+  const cors = await get(ISSUE, { origin: 'https://board.example' })
+  t.equal(cors.headers.get('access-control-allow-origin'), 'https://board.example')
+  t.equal((await get(`${ISSUE}?access_token=${TOKENS.alice}`, { 'x-authentication-token': '' })).status, 200)
+  t.equal((await fetch(cors.url, { method: 'HEAD', headers: { 'x-authentication-token': TOKENS.alice } })).status, 200)
+  t.equal(await beforeRouting(app), 0)
+  await get(ISSUE, { authorization: `Bearer ${TOKENS.alice}`, 'x-authentication-token': '' })
+  t.equal(await beforeRouting(app), 1, 'a Bearer token is answered before routing')
+})
+
+t.test('with the request log on, every read takes the routes and is logged', async (t) => {
+  const lines: string[] = []
+  const logStream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { metricsToken: METRICS_TOKEN, logLevel: 'info', logStream })
+  const get = await listening(app)
+  for (let i = 0; i < 3; i++) t.equal((await get(ISSUE)).status, 200)
+  t.equal(await beforeRouting(app), 0)
+  const completed = lines.filter((line) => line.includes('"request completed"') && line.includes('"statusCode":200'))
+  t.ok(completed.length >= 3, `each read logged (${completed.length} lines)`)
+})
