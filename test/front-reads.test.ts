@@ -20,9 +20,8 @@ async function beforeRouting (app: App): Promise<number> {
 
 /** The headers that must not differ between two answers of the same read (Date and the count do). */
 function fixedHeaders (res: Response): Record<string, string> {
-  const all = Object.fromEntries(res.headers)
-  delete all.date
-  delete all['x-ratelimit-used']
+  const all: Record<string, string> = {}
+  res.headers.forEach((value, name) => { if (name !== 'date' && name !== 'x-ratelimit-used') all[name] = value })
   return all
 }
 
@@ -37,7 +36,7 @@ t.test('a read the routes answered before is answered before routing, with the s
     t.equal(await beforeRouting(app), url === ISSUE ? 1 : 2, `${url}: the third is answered before routing`)
     t.equal(early.status, 200)
     t.equal(await early.text(), await routed.text(), `${url}: the same bytes`)
-    t.same(Object.entries(fixedHeaders(early)), Object.entries(fixedHeaders(routed)), `${url}: the same headers, in the same order (CORS, rate limit, tag, type, length)`)
+    t.same(fixedHeaders(early), fixedHeaders(routed), `${url}: the same headers (CORS, rate limit, tag, type, length)`)
     t.same([first, routed, early].map((res) => Number(res.headers.get('x-ratelimit-used'))).map((n, i, all) => n - all[0]), [0, 1, 2], 'each one counted')
   }
   const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body

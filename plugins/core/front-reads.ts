@@ -85,7 +85,12 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
     const started = timed === null ? 0 : performance.now()
     fastify.planningVersionRead().then((version) => {
       if (!answer(req, res, url!, token, version, started)) routed(req, res)
-    }, () => { routed(req, res) })
+    }, () => { routed(req, res) }).catch((err: unknown) => {
+      // Never an unhandled rejection: a request the front could not finish ends here, logged.
+      fastify.log.error({ err }, 'a read answered before routing failed')
+      if (res.headersSent) res.destroy()
+      else routed(req, res)
+    })
     return true
   }
 
