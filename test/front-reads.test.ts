@@ -1,6 +1,9 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { build, REPO, TOKENS, type App } from './helper.js'
+import { testSchema } from './pg.js'
+import { TcpProxy } from './tcp-proxy.js'
 
 // Reads answered before routing happen only on the server's socket, never through inject():
 // these tests listen on 127.0.0.1 and use fetch (keep-alive, as API clients do).
@@ -107,4 +110,30 @@ t.test('with the request log on, every read takes the routes and is logged', asy
   t.equal(await beforeRouting(app), 0)
   const completed = lines.filter((line) => line.includes('"request completed"') && line.includes('"statusCode":200'))
   t.ok(completed.length >= 3, `each read logged (${completed.length} lines)`)
+})
+
+// PostgreSQL going away under the front: the counter read fails, the request is routed, and the
+// routes answer 503 as they do for any request; the process stays up and answers again after.
+const PG = process.env.TEST_DATABASE_URL
+t.test('the database away: a remembered URL gets the routes\' 503, then 200 again', { skip: PG === undefined ? 'needs TEST_DATABASE_URL' : false }, async (t) => {
+  const target = new URL(PG!)
+  const proxy = await new TcpProxy({ host: target.hostname, port: Number(target.port || 5432) }).start()
+  t.teardown(async () => await proxy.close())
+  const { schema, drop } = await testSchema(PG!)
+  t.teardown(drop)
+  const app = await build(t, { databaseUrl: proxy.url(PG!), databaseSchema: schema, databaseTimeoutMs: 1000, metricsToken: METRICS_TOKEN })
+  const get = await listening(app)
+  for (let i = 0; i < 3; i++) t.equal((await get(ISSUE)).status, 200)
+  t.equal(await beforeRouting(app), 1)
+  await proxy.set('down')
+  const away = await get(ISSUE)
+  t.equal(away.status, 503)
+  t.equal(away.headers.get('retry-after'), '5')
+  await proxy.set('up')
+  let back = 0
+  for (let i = 0; i < 50 && back !== 200; i++) {
+    back = (await get(ISSUE)).status
+    if (back !== 200) await sleep(100)
+  }
+  t.equal(back, 200, 'answered again once the database is back')
 })
