@@ -105,7 +105,8 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
 
   return {
     remember (request, repoId, key, headers) {
-      if (plainToken(request.raw) === undefined) return
+      // An answer that sets a cookie is never repeated to another request.
+      if (plainToken(request.raw) === undefined || headers['set-cookie'] !== undefined) return
       if (known.size >= MAX_URLS && !known.has(request.url)) known.clear()
       known.set(request.url, { repoId, key, route: request.routeOptions.url ?? request.url, headers })
     }
