@@ -5,7 +5,7 @@ import { etagOf } from './conditional.js'
 import type { ServerFront } from './front.js'
 import { frontReads } from './front-reads.js'
 
-export interface Entry { version: number, body: Buffer, etag: string, bytes: number }
+interface Entry { version: number, body: Buffer, etag: string, bytes: number }
 
 declare module 'fastify' {
   interface FastifyInstance {
