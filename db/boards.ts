@@ -9,7 +9,7 @@ import { between, CEILING, spread } from './ranking.js'
 import { prepared } from './prepared.js'
 import { touchPlanning, type Repository } from './repositories.js'
 import { PipelineOrder, PipelineOrders } from './pipeline-order.js'
-import { afterCommit, changeVersion, notedEvents, writeTransaction, type Executor } from './transaction.js'
+import { afterCommit, notedEvents, writeTransaction, type Executor } from './transaction.js'
 import type { User } from './users.js'
 import { createWorkspacesRepository } from './workspaces.js'
 
@@ -42,6 +42,8 @@ const moveStartQuery = prepared<{ repoId: number, number: number, workspaceId: s
     .leftJoin('workspaces as tw', 'tw.id', 't.workspace_id')
     .select(['i.id', 'i.number', 'i.title', 'cur.pipeline_id', 'curpl.name as pipeline_name', 'cur.rank',
       't.workspace_id as target_workspace', 't.name as target_name', 'tw.name as workspace_name'])
+    // The counter as this transaction sees it, in the same statement: one round trip fewer per move.
+    .select((eb) => eb.selectFrom('change_counter').select('value').where('id', '=', 1).as('version'))
     .where('i.repo_id', '=', p.repoId).where('i.number', '=', p.number))
 const placeQuery = prepared<{ pipelineId: string, rank: number, issueId: number, workspaceId: string }>()((db, p) =>
   db.updateTable('placements').set({ pipeline_id: p.pipelineId, position: p.rank, rank: p.rank })
@@ -186,7 +188,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
         const target = { name: start.target_name!, workspace_name: start.workspace_name! }
 
         const samePipeline = current.pipeline_id === pipelineId
-        const version = await changeVersion(trx)
+        const version = Number(start.version)
         const order = await orderOf(trx, pipelineId, repo.id, version)
         // The others: the pipeline's open issues with the moved one left out.
         const at = samePipeline ? order.indexOf(current.rank, issue.id) : -1
