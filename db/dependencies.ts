@@ -2,7 +2,7 @@ import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
 import { actor, announce, contextOf, type IssueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
-import { lockFor } from './engine.js'
+import { engineOf, lockFor } from './engine.js'
 import { GraphSnapshot } from './graph.js'
 import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
@@ -30,6 +30,14 @@ const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNum
 const insertQuery = prepared<{ blocking: number, blocked: number, at: string }>()((db, p) => db.insertInto('dependencies')
   .values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
   .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq'))
+// On PostgreSQL the planning stamp rides in the insert's statement (a writing WITH): one round trip fewer.
+const insertStampingQuery = prepared<{ blocking: number, blocked: number, at: string }>()((db, p) => db
+  .with('inserted', (w) => w.insertInto('dependencies').values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
+    .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq'))
+  .with('stamped', (w) => w.updateTable('issues').set({ planning_changed_at: p.at })
+    .where((eb) => eb.or([eb('id', '=', p.blocking), eb('id', '=', p.blocked)]))
+    .where((eb) => eb.exists(eb.selectFrom('inserted').select('seq'))).returning('id'))
+  .selectFrom('inserted').select('seq'))
 
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
 export function createDependenciesRepository (db: Executor, events?: DomainEvents) {
@@ -46,8 +54,8 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
   }
 
   /** Notes the planning change on both sides and announces it in each side's repository. */
-  const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, both: BothIssues, user?: User) => {
-    await touchPlanning(trx, [both.blocking, both.blocked])
+  const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, both: BothIssues, user?: User, stamped = false) => {
+    if (!stamped) await touchPlanning(trx, [both.blocking, both.blocked])
     const sides = [both.contexts.get(both.blocked)!, ...(dependency.blocking.repo_id === dependency.blocked.repo_id ? [] : [both.contexts.get(both.blocking)!])]
     for (const side of sides) await announce(trx, events, { ...side, user: actor(user), type, blocking: dependency.blocking, blocked: dependency.blocked })
   }
@@ -92,7 +100,8 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
         // Read before the insert, so the kept graph never holds an edge that may yet be rolled back.
         const known = await graphAt(trx, version)
-        const { rows: [inserted] } = await insertQuery(trx, { blocking, blocked, at: nowIso() })
+        const stamping = engineOf(trx) === 'postgres'
+        const { rows: [inserted] } = await (stamping ? insertStampingQuery : insertQuery)(trx, { blocking, blocked, at: nowIso() })
         if (inserted === undefined) {
           // The pair exists: nothing written, but the transaction still moves the counter; the kept graph stays good.
           afterCommit(trx, (committed) => graph.committed(version, committed, () => {}))
@@ -107,7 +116,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
           throw new Invalid('this dependency is refused')
         }
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.add(blocking, blocked, dependency.blocked.repo_id)))
-        await changed(trx, 'dependency_created', dependency, both, user)
+        await changed(trx, 'dependency_created', dependency, both, user, stamping)
         return dependency
       })
     },
