@@ -37,6 +37,7 @@ import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
 import readCachePlugin from './plugins/core/read-cache.js'
 import redisPlugin from './plugins/core/redis.js'
+import { nextRequestId } from './plugins/core/request-ids.js'
 import releasesPlugin from './plugins/releases.js'
 import reportsPlugin from './plugins/reports.js'
 import seedPlugin, { SEED_TIMEOUT_MS, type DemoToken } from './plugins/core/seed.js'
@@ -311,6 +312,7 @@ export function serverOptions (input: ServerOptionsInput = {}): FastifyServerOpt
           serializers: planningLogRedaction.serializers
         },
     bodyLimit: 1024 * 1024,
+    genReqId: nextRequestId,
     // A hop count trusts that many proxies whatever their address (Fastify itself takes a number as
     // "trust none"): docs/operations.md, "Behind a proxy".
     trustProxy: typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,

@@ -101,10 +101,38 @@ t.test('conditional, cross-origin, query-string and HEAD reads take the routes',
   t.equal(await beforeRouting(app), 1, 'a Bearer token is answered before routing')
 })
 
-t.test('with the request log on, every read takes the routes and is logged', async (t) => {
+t.test('with the request log at info, a read answered before routing writes the lines the routes write', async (t) => {
+  const lines: Array<Record<string, unknown>> = []
+  const logStream = new Writable({ write (chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done() } })
+  const app = await build(t, { metricsToken: METRICS_TOKEN, logLevel: 'info', logStream })
+  const get = await listening(app)
+  // Each read's lines by request id (the /metrics reads through inject() write theirs too).
+  const reads = () => {
+    const ids = lines.filter((line) => (line.req as { url?: string } | undefined)?.url === ISSUE).map((line) => line.reqId)
+    return ids.map((id) => lines.filter((line) => line.reqId === id))
+  }
+  for (let i = 0; i < 2; i++) t.equal((await get(ISSUE)).status, 200)
+  t.equal(await beforeRouting(app), 0, 'the first two reads take the routes')
+  t.equal((await get(ISSUE)).status, 200)
+  t.equal(await beforeRouting(app), 1, 'the third is answered before routing')
+  t.equal(reads().length, 3, 'each read logged')
+  const [, routed, early] = reads()
+  const shape = (line: Record<string, unknown>) => ({ keys: Object.keys(line), msg: line.msg, req: line.req, res: line.res })
+  t.same(early.map(shape), routed.map(shape), 'the same two lines, keys in the same order, the same request fields')
+  t.equal(early.length, 2)
+  t.type(early[1].responseTime, 'number')
+  t.equal(new Set(lines.map((line) => line.reqId).filter((id) => id !== undefined)).size, lines.filter((line) => line.msg === 'incoming request').length, 'one id per request, none shared')
+  t.match(early[0].reqId, /^req-[0-9a-z]+$/, 'in Fastify\'s form')
+  t.notOk(JSON.stringify(lines).includes(TOKENS.alice), 'no token in the log')
+
+  await get(ISSUE, { 'x-forwarded-for': '203.0.113.9' })
+  t.equal(await beforeRouting(app), 1, 'a read through a proxy takes the routes, which work out the client address')
+})
+
+t.test('with the request log at debug, every read takes the routes and is logged', async (t) => {
   const lines: string[] = []
   const logStream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
-  const app = await build(t, { metricsToken: METRICS_TOKEN, logLevel: 'info', logStream })
+  const app = await build(t, { metricsToken: METRICS_TOKEN, logLevel: 'debug', logStream })
   const get = await listening(app)
   for (let i = 0; i < 3; i++) t.equal((await get(ISSUE)).status, 200)
   t.equal(await beforeRouting(app), 0)

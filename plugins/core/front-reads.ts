@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { bearerOf } from './auth.js'
@@ -6,6 +6,7 @@ import type { FrontAnswer, ServerFront } from './front.js'
 import { INTERNAL_HEADER } from './internal-reads.js'
 import type { PlanningMetrics } from './metrics.js'
 import type { ReadCache } from './read-cache.js'
+import { nextRequestId } from './request-ids.js'
 
 /** What a URL was last answered with through the routes. */
 interface Known {
@@ -25,8 +26,8 @@ export interface FrontReads {
 /** URLs remembered at most; past it the memory starts over. */
 const MAX_URLS = 10_000
 const MAX_URL_LENGTH = 512
-/** Log levels at which Fastify writes a line for each request. */
-const REQUEST_LOG_LEVELS = new Set(['info', 'debug', 'trace'])
+/** Log levels below info, where more than the request's two lines may be written: every read takes the routes. */
+const DETAILED_LOG_LEVELS = new Set(['debug', 'trace'])
 
 /**
  * The token of a request the direct path may answer: a GET without a query string, a body, a
@@ -48,14 +49,23 @@ function plainToken (req: IncomingMessage): string | undefined {
  * made from the same caches at a counter read after the request arrived: the
  * token (valid, not expired, no last-use write due), read access to the repository, the rate
  * limit (within it, in this instance's windows) and the kept bytes. When any of them is not at
- * hand the request goes to the routes as any other. Only when the request log is off (it would
- * miss these requests) and the rate limit is not kept in Redis.
+ * hand the request goes to the routes as any other. Only when the rate limit is not kept in Redis
+ * and the log is not at debug or trace; at info each answer writes the two lines Fastify writes.
  */
 export function frontReads (fastify: FastifyInstance, entries: ReadCache, front: ServerFront): FrontReads {
   const known = new Map<string, Known>()
   // Both are registered after the read cache: looked up once the app is ready.
   let rateNow: FastifyInstance['planningRateLimitNow'] | null = null
   let timed: PlanningMetrics['requestTimed'] = null
+  // The request log at info: each answer gets Fastify's two lines, with an id from the same count.
+  let log: FastifyBaseLogger | null = null
+
+  const logged = (req: IncomingMessage, ms: number): void => {
+    const line = log!.child({ reqId: nextRequestId() })
+    // What the server's `req` serializer reads: no query string here, and no proxy's address (below).
+    line.info({ req: { method: req.method, url: req.url, ip: req.socket.remoteAddress } }, 'incoming request')
+    line.info({ res: { statusCode: 200 }, responseTime: ms }, 'request completed')
+  }
 
   const answer = (req: IncomingMessage, res: ServerResponse, url: Known, token: string, version: number, started: number): boolean => {
     const principal = fastify.planningAuth.readerNow(token, req.socket, url.repoId, version)
@@ -74,7 +84,10 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
     }
     res.writeHead(200, headers)
     res.end(entry.body)
-    timed?.('GET', url.route, 200, (performance.now() - started) / 1000)
+    if (started === 0) return true
+    const ms = performance.now() - started
+    timed?.('GET', url.route, 200, ms / 1000)
+    if (log !== null) logged(req, ms)
     return true
   }
 
@@ -82,7 +95,9 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
     const url = req.method === 'GET' ? known.get(req.url!) : undefined
     const token = url === undefined ? undefined : plainToken(req)
     if (token === undefined) return false
-    const started = timed === null ? 0 : performance.now()
+    // The log names the client's address; behind a proxy that is the routes' to work out.
+    if (log !== null && req.headers['x-forwarded-for'] !== undefined) return false
+    const started = timed === null && log === null ? 0 : performance.now()
     fastify.planningVersionRead().then((version) => {
       if (!answer(req, res, url!, token, version, started)) routed(req, res)
     }, () => { routed(req, res) }).catch((err: unknown) => {
@@ -98,8 +113,9 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
     rateNow = fastify.hasDecorator('planningRateLimitNow') ? fastify.planningRateLimitNow : null
     timed = fastify.hasDecorator('planningMetrics') ? fastify.planningMetrics.requestTimed : null
     const sharedWindows = rateNow !== null && fastify.hasDecorator('planningRedis') && fastify.planningRedis !== null
-    const logged = REQUEST_LOG_LEVELS.has((fastify.log as { level?: string }).level ?? 'silent')
-    if (!sharedWindows && !logged) front.answer = direct
+    const level = (fastify.log as { level?: string }).level ?? 'silent'
+    log = level === 'info' ? fastify.log : null
+    if (!sharedWindows && !DETAILED_LOG_LEVELS.has(level)) front.answer = direct
   })
   fastify.addHook('preClose', async () => { front.answer = undefined })
 
