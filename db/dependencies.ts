@@ -1,7 +1,9 @@
+import type { QueryCreator } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
 import { actor, announce, contextOf, type IssueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
+import type { Database } from './schema.js'
 import { engineOf, lockFor } from './engine.js'
 import { GraphSnapshot } from './graph.js'
 import { touchPlanning } from './repositories.js'
@@ -27,13 +29,14 @@ const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNum
     eb.and([eb('i.repo_id', '=', p.aRepo), eb('i.number', '=', p.aNumber)]),
     eb.and([eb('i.repo_id', '=', p.bRepo), eb('i.number', '=', p.bNumber)])
   ])))
-const insertQuery = prepared<{ blocking: number, blocked: number, at: string }>()((db, p) => db.insertInto('dependencies')
+interface PairInsert { blocking: number, blocked: number, at: string }
+const insertPair = (db: QueryCreator<Database>, p: PairInsert) => db.insertInto('dependencies')
   .values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
-  .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq'))
+  .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq')
+const insertQuery = prepared<PairInsert>()(insertPair)
 // On PostgreSQL the planning stamp rides in the insert's statement (a writing WITH): one round trip fewer.
-const insertStampingQuery = prepared<{ blocking: number, blocked: number, at: string }>()((db, p) => db
-  .with('inserted', (w) => w.insertInto('dependencies').values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
-    .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq'))
+const insertStampingQuery = prepared<PairInsert>()((db, p) => db
+  .with('inserted', (w) => insertPair(w, p))
   .with('stamped', (w) => w.updateTable('issues').set({ planning_changed_at: p.at })
     .where((eb) => eb.or([eb('id', '=', p.blocking), eb('id', '=', p.blocked)]))
     .where((eb) => eb.exists(eb.selectFrom('inserted').select('seq'))).returning('id'))
