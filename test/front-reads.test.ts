@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { build, REPO, TOKENS, type App } from './helper.js'
@@ -19,6 +20,11 @@ async function listening (app: App): Promise<(url: string, headers?: Record<stri
 async function beforeRouting (app: App): Promise<number> {
   const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
   return Number(metrics.split('\n').find((line) => line.startsWith('planning_read_cache_before_routing_total '))?.split(' ')[1])
+}
+
+/** Waits up to a second for `done` to hold. */
+async function until (done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await sleep(10)
 }
 
 /** The headers that must not differ between two answers of the same read (Date and the count do). */
@@ -127,6 +133,50 @@ t.test('with the request log at info, a read answered before routing writes the 
 
   await get(ISSUE, { 'x-forwarded-for': '203.0.113.9' })
   t.equal(await beforeRouting(app), 1, 'a read through a proxy takes the routes, which work out the client address')
+})
+
+t.test('a log that throws once a read answered before routing is sent: the answer and its connection stand', async (t) => {
+  // Which lines the log throws on, as a failing destination or serializer may; null: none.
+  let breaks: ((line: string) => boolean) | null = null
+  let thrown = 0
+  const lines: string[] = []
+  // pino calls only write(): a plain object, since a Writable whose write throws stays stuck.
+  const logStream = {
+    write (line: string) {
+      if (breaks?.(line) === true) { thrown++; throw new Error('the log is broken') }
+      lines.push(line)
+      return true
+    }
+  } as unknown as NodeJS.WritableStream
+  const rejections: unknown[] = []
+  const rejected = (reason: unknown) => { rejections.push(reason) }
+  process.on('unhandledRejection', rejected)
+  t.teardown(() => { process.off('unhandledRejection', rejected) })
+  const app = await build(t, { metricsToken: METRICS_TOKEN, logLevel: 'info', logStream })
+  const get = await listening(app)
+  let closed = 0
+  app.server.on('connection', (socket: Socket) => { socket.once('close', () => { closed++ }) })
+  await get(ISSUE)
+  const body = await (await get(ISSUE)).text()
+
+  const brokenRead = async (when: (line: string) => boolean): Promise<void> => {
+    const before = thrown
+    breaks = when
+    const res = await get(ISSUE)
+    t.equal(res.status, 200)
+    t.equal(await res.text(), body, 'the whole answer')
+    await until(() => thrown > before)
+    await sleep(20) // for an unhandled rejection to be reported
+    breaks = null
+    t.ok(thrown > before, 'the log threw')
+  }
+  await brokenRead((line) => line.includes('"request completed"'))
+  t.ok(lines.some((line) => line.includes('"logging a read answered before routing failed"')), 'the failure logged')
+  await brokenRead(() => true)
+  t.same(rejections, [], 'no unhandled rejection, though the error could not be logged either')
+  t.equal(await (await get(ISSUE)).text(), body)
+  t.equal(await beforeRouting(app), 3, 'all three answered before routing')
+  t.equal(closed, 0, 'no connection closed: no answer cut off')
 })
 
 t.test('with the request log at debug, every read takes the routes and is logged', async (t) => {

@@ -60,14 +60,32 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
   // The request log at info: each answer gets Fastify's two lines, with an id from the same count.
   let log: FastifyBaseLogger | null = null
 
-  const logged = (req: IncomingMessage, ms: number): void => {
+  const logged = (req: IncomingMessage, ip: string | undefined, ms: number): void => {
     const line = log!.child({ reqId: nextRequestId() })
     // What the server's `req` serializer reads: no query string here, and no proxy's address (below).
-    line.info({ req: { method: req.method, url: req.url, ip: req.socket.remoteAddress } }, 'incoming request')
+    line.info({ req: { method: req.method, url: req.url, ip } }, 'incoming request')
     line.info({ res: { statusCode: 200 }, responseTime: ms }, 'request completed')
   }
 
-  const answer = (req: IncomingMessage, res: ServerResponse, url: Known, token: string, version: number, started: number): boolean => {
+  /**
+   * Times and logs an answer once it is written ('finish', as Fastify does). A throw here (a
+   * failing log, say) goes no further: the answer is sent, and there is nothing left to answer.
+   */
+  const finished = (req: IncomingMessage, ip: string | undefined, route: string, started: number): void => {
+    try {
+      const ms = performance.now() - started
+      timed?.('GET', route, 200, ms / 1000)
+      if (log !== null) logged(req, ip, ms)
+    } catch (err) {
+      try {
+        fastify.log.error({ err }, 'logging a read answered before routing failed')
+      } catch {
+        // The log itself is failing: nowhere left to say so.
+      }
+    }
+  }
+
+  const answer = (req: IncomingMessage, res: ServerResponse, url: Known, token: string, version: number, started: number, ip: string | undefined): boolean => {
     const principal = fastify.planningAuth.readerNow(token, req.socket, url.repoId, version)
     if (principal === undefined) return false
     const entry = entries.get(url.key, version)
@@ -82,12 +100,9 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
       headers['x-ratelimit-used'] = rate.used
       headers['x-ratelimit-reset'] = rate.reset
     }
+    if (started !== 0) res.once('finish', () => { finished(req, ip, url.route, started) })
     res.writeHead(200, headers)
     res.end(entry.body)
-    if (started === 0) return true
-    const ms = performance.now() - started
-    timed?.('GET', url.route, 200, ms / 1000)
-    if (log !== null) logged(req, ms)
     return true
   }
 
@@ -98,8 +113,10 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
     // The log names the client's address; behind a proxy that is the routes' to work out.
     if (log !== null && req.headers['x-forwarded-for'] !== undefined) return false
     const started = timed === null && log === null ? 0 : performance.now()
+    // Read now: by the time the answer is logged the socket may be closed, its address gone.
+    const ip = log === null ? undefined : req.socket.remoteAddress
     fastify.planningVersionRead().then((version) => {
-      if (!answer(req, res, url!, token, version, started)) routed(req, res)
+      if (!answer(req, res, url!, token, version, started, ip)) routed(req, res)
     }, () => { routed(req, res) }).catch((err: unknown) => {
       // Never an unhandled rejection: a request the front could not finish ends here, logged.
       fastify.log.error({ err }, 'a read answered before routing failed')
