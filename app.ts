@@ -16,7 +16,7 @@ import boardLivePlugin from './plugins/board-live.js'
 import boardReadsPlugin from './plugins/board-reads.js'
 import boardsPlugin from './plugins/boards.js'
 import conditionalPlugin from './plugins/core/conditional.js'
-import databasePlugin from './plugins/core/database.js'
+import databasePlugin, { type DatabasePluginOptions } from './plugins/core/database.js'
 import { ServerFront } from './plugins/core/front.js'
 import { SecretBox } from './db/secret-box.js'
 import dependenciesPlugin from './plugins/dependencies.js'
@@ -71,6 +71,11 @@ export interface PlanningCoreOptions {
   databaseSchema?: string
   /** PostgreSQL connect, query and statement timeout in milliseconds (default 5000; docs/scale-out.md, "When a store goes away") */
   databaseTimeoutMs?: number
+  /**
+   * PostgreSQL: reads answered from the change counter this instance hears of, with no round trip
+   * (default true; false behind a pooler without sessions; docs/scale-out.md, "Reads with no round trip")
+   */
+  databaseWatch?: DatabasePluginOptions['databaseWatch']
   /** `redis://…`: rate-limit windows and chat fan-out shared by every instance */
   redisUrl?: string
   /** prefix of Redis keys and channels (default `planning:`) */
@@ -174,7 +179,8 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     databasePoolMax: opts.databasePoolMax,
     databaseSchema: opts.databaseSchema,
     secrets: SecretBox.fromStrings(opts.secretKey, opts.previousSecretKey),
-    databaseTimeoutMs: opts.databaseTimeoutMs
+    databaseTimeoutMs: opts.databaseTimeoutMs,
+    databaseWatch: opts.databaseWatch
   })
   await fastify.register(redisPlugin, { redisUrl: opts.redisUrl, redisPrefix: opts.redisPrefix })
   await fastify.register(hostsPlugin, opts.hosts ?? {})

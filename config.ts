@@ -11,6 +11,7 @@ export const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
+  DATABASE_WATCH: Type.Boolean({ default: true }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   SEED_FILE: Type.Optional(Type.String({ minLength: 1 })),
   DEMO: Type.Boolean({ default: true }),
@@ -65,6 +66,8 @@ export interface ServerConfig {
   databasePoolMax: number
   /** PostgreSQL connect, query and statement timeout */
   databaseTimeoutMs: number
+  /** PostgreSQL: reads answered from the change counter heard of (LISTEN), not asked for */
+  databaseWatch: boolean
   /** shared rate-limit windows and chat fan-out across instances */
   redisUrl?: string
   seedFile?: string
@@ -180,6 +183,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     databaseUrl: parsed.DATABASE_URL,
     databasePoolMax: parsed.DATABASE_POOL_MAX,
     databaseTimeoutMs: parsed.DATABASE_TIMEOUT_MS,
+    databaseWatch: parsed.DATABASE_WATCH,
     redisUrl: parsed.REDIS_URL,
     seedFile: parsed.SEED_FILE,
     demo: parsed.DEMO,

@@ -10,6 +10,7 @@ export async function createServer (config: ServerConfig, extra: Partial<BuildOp
     databaseUrl: config.databaseUrl,
     databasePoolMax: config.databasePoolMax,
     databaseTimeoutMs: config.databaseTimeoutMs,
+    databaseWatch: config.databaseWatch,
     redisUrl: config.redisUrl,
     seedFile: config.seedFile,
     demo: config.demo,

@@ -4,6 +4,8 @@ export interface VersionStats {
   asked: number
   /** reads made for them (queries on PostgreSQL, WAL-index header reads on SQLite) */
   queries: number
+  /** of the requests, those answered from the counter this instance watches (PostgreSQL) */
+  watched: number
 }
 
 export interface CoalescedVersion {
@@ -34,7 +36,7 @@ function batch (): Batch {
  * every request of a turn, tens of them; when idle each request costs one read, as before.
  */
 export function coalescedVersion (read: () => number | Promise<number>): CoalescedVersion {
-  const stats: VersionStats = { asked: 0, queries: 0 }
+  const stats: VersionStats = { asked: 0, queries: 0, watched: 0 }
   let out = false
   let scheduled = false
   let next: Batch | undefined

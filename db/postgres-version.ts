@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { applicationName, type PostgresOptions } from './postgres.js'
+import { clientConfig, type PostgresOptions } from './postgres.js'
 
 export interface CounterConnection {
   /** The counter, read now on the connection (opened again when it was lost). */
@@ -14,7 +14,6 @@ export interface CounterConnection {
  * pool's) and the next read opens another, so a PostgreSQL restart costs the reads during it only.
  */
 export function counterConnection (options: PostgresOptions): CounterConnection {
-  const { timeoutMs, connectTimeoutMs = timeoutMs } = options
   let current: Promise<pg.Client> | undefined
   let closed = false
 
@@ -23,13 +22,7 @@ export function counterConnection (options: PostgresOptions): CounterConnection 
     client.then((c) => { c.end().catch(() => {}) }, () => {})
   }
   const open = (): Promise<pg.Client> => {
-    const client = new pg.Client({
-      connectionString: options.url,
-      application_name: applicationName(options.schema),
-      ...(connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: connectTimeoutMs }),
-      ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs, statement_timeout: timeoutMs }),
-      ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` })
-    })
+    const client = new pg.Client(clientConfig(options))
     const opening = client.connect().then(() => client)
     client.on('error', (err) => {
       options.onConnectionError?.(err)

@@ -29,21 +29,26 @@ export function applicationName (schema?: string): string {
   return schema === undefined ? 'planning-api' : `planning-api/${schema}`
 }
 
+/** A connection of its own (the counter's, the watch's): the pool's settings, timeouts included. */
+export function clientConfig (options: PostgresOptions): pg.ClientConfig {
+  const { timeoutMs, connectTimeoutMs = timeoutMs } = options
+  return {
+    connectionString: options.url,
+    application_name: applicationName(options.schema),
+    ...(connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: connectTimeoutMs }),
+    ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs, statement_timeout: timeoutMs }),
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` })
+  }
+}
+
 /**
  * Kysely over a pg pool. A connection PostgreSQL drops, idle or in use, is reported and left out
  * of the pool (pg would otherwise throw the error and end the process); a query that timed out
  * closes its connection, which may still be inside the query or its transaction.
  */
 export function postgresKysely (options: PostgresOptions): Kysely<Database> {
-  const { timeoutMs, connectTimeoutMs = timeoutMs } = options
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolMax ?? 10,
-    application_name: applicationName(options.schema),
-    ...(connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: connectTimeoutMs }),
-    ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs, statement_timeout: timeoutMs }),
-    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` })
-  })
+  const { timeoutMs } = options
+  const pool = new pg.Pool({ ...clientConfig(options), max: options.poolMax ?? 10 })
   // pg hands an idle client's error to the pool and then to the client's own listener: report each once.
   const reported = new WeakSet<Error>()
   const dropped = (err: Error): void => {

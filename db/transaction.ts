@@ -6,6 +6,9 @@ import type { Database } from './schema.js'
 export type Executor = Kysely<Database>
 
 const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1).returning('value'))
+/** The bump on PostgreSQL: it also says which instances watch the counter (their list is in its row). */
+const bumpWatched = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1)
+  .returning(['value', sql<string[]>`listeners`.as('listeners')]))
 const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_events').set({ version: p.version }).where('version', 'is', null))
 
 /** What to do once a transaction has committed (tell the webhook worker, say), by transaction. */
@@ -23,6 +26,22 @@ export function afterCommit (db: Executor, fn: (version: number) => void): void 
   const hooks = commitHooks.get(db) ?? []
   hooks.push(fn)
   commitHooks.set(db, hooks)
+}
+
+/**
+ * Instances that answer reads from a counter they watch must all have seen a write before it is
+ * acknowledged: with a fence for the database, each write waits for it after its commit.
+ */
+export interface CommitFence {
+  /** Waits until every instance in `listeners` has seen `version` (bounded in time). */
+  wait: (version: number, listeners: readonly string[]) => Promise<void>
+}
+
+const fences = new WeakMap<object, CommitFence>()
+
+/** Makes every write transaction on `db` wait for `fence` after committing (PostgreSQL instances). */
+export function fenceCommits (db: Executor, fence: CommitFence): void {
+  fences.set(db, fence)
 }
 
 /** Transactions that wrote issue events: those get the committing version stamped on them. */
@@ -43,19 +62,28 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
  */
 export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
   if (db.isTransaction) return await fn(db)
+  const fence = fences.get(db)
   let committed: Executor | undefined
   let version = -1
+  let listeners: readonly string[] = []
   const value = await db.transaction().execute(async (trx) => {
     committed = trx
     const result = await fn(trx)
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
-    const { rows } = await bump(trx, {})
-    version = Number(rows[0].value)
+    if (fence === undefined) {
+      const { rows } = await bump(trx, {})
+      version = Number(rows[0].value)
+    } else {
+      const { rows } = await bumpWatched(trx, {})
+      version = Number(rows[0].value)
+      listeners = rows[0].listeners
+    }
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
   for (const hook of commitHooks.get(committed!) ?? []) hook(version)
+  await fence?.wait(version, listeners)
   return value
 }
 

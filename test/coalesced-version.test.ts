@@ -35,7 +35,7 @@ t.test('one read answers every request of a turn; a read asked while one is out 
   t.equal(sent.length, 3, 'a read asked while the second query was out waits for a third')
   sent[2].answer(9)
   t.equal(await fourth, 9)
-  t.same(version.stats, { asked: 5, queries: 3 })
+  t.same(version.stats, { asked: 5, queries: 3, watched: 0 })
 })
 
 t.test('a synchronous read (SQLite) answers the turn at its end, never with a value read before a request asked', async (t) => {
@@ -50,7 +50,7 @@ t.test('a synchronous read (SQLite) answers the turn at its end, never with a va
   t.equal(reads, 1)
   counter = 3
   t.equal(await version.read(), 3, 'the next turn reads again')
-  t.same(version.stats, { asked: 3, queries: 2 })
+  t.same(version.stats, { asked: 3, queries: 2, watched: 0 })
 })
 
 t.test('an idle reader sends one query per read; a failed query fails only its own batch', async (t) => {

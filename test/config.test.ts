@@ -9,6 +9,7 @@ t.test('defaults match the configuration table (docs/operations.md)', async (t) 
     databaseUrl: undefined,
     databasePoolMax: 10,
     databaseTimeoutMs: 5000,
+    databaseWatch: true,
     redisUrl: undefined,
     seedFile: undefined,
     demo: true,

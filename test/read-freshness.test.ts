@@ -10,7 +10,7 @@ const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/
 const why = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? undefined : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
 // A thousand rounds take a few seconds on an idle machine; far longer on a busy one.
 t.setTimeout(600_000)
-const ROUNDS = 1000
+const ROUNDS = Number(process.env.ROUNDS ?? 1000)
 const READERS = 4
 const METRICS_TOKEN = 'metrics-token-0123456789'
 
@@ -48,6 +48,8 @@ t.test(`${ROUNDS} times: an estimate acknowledged by A, then its issue read thro
   }
   const reader = async (app: typeof a, url: string) => {
     while (state.running) {
+      // A read answered from what the instance holds needs no I/O: yield as a client's next request would.
+      await new Promise((resolve) => setImmediate(resolve))
       const res = await read(app, url)
       if (res.status !== 200) throw new Error(`background read: ${res.status} ${res.body}`)
       background++
@@ -78,8 +80,8 @@ t.test(`${ROUNDS} times: an estimate acknowledged by A, then its issue read thro
   t.ok(background > ROUNDS, `the readers kept going (${background} reads)`)
   const metrics = (await b.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body
   const count = (name: string) => Number(metrics.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1])
-  const [asked, queries] = [count('planning_change_counter_reads_total'), count('planning_change_counter_queries_total')]
-  t.ok(queries > 0 && queries < asked, `B's counter queries answered several reads each (${asked} reads, ${queries} queries)`)
+  const [asked, queries, watched] = ['reads', 'queries', 'watched'].map((name) => count(`planning_change_counter_${name}_total`))
+  t.ok(watched > asked / 2, `most of B's reads were answered from the counter it hears of (${watched} of ${asked}; ${queries} queries)`)
   const early = count('planning_read_cache_before_routing_total')
   t.ok(early > 0, `some of B's reads were answered before routing (${early})`)
 })

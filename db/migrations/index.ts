@@ -1,5 +1,6 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Database } from '../schema.js'
+import { changeWatchMigration } from './change-watch.js'
 import { chatBotMigration } from './chat-bot.js'
 import { connectionsMigration } from './connections.js'
 import { deliveryLeasesMigration } from './delivery-leases.js'
@@ -35,7 +36,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '014-two-way-sync': twoWaySyncMigration(engine),
     '016-host-sign-in': hostSignInMigration(engine),
     '017-issue-activity': issueActivityMigration(engine),
-    '018-pull-requests': pullRequestsMigration()
+    '018-pull-requests': pullRequestsMigration(),
+    '019-change-watch': changeWatchMigration(engine)
   }
 }
 

@@ -10,6 +10,8 @@ import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
 import { sqliteVersionReader } from '../../db/sqlite-version.js'
 import { coalescedVersion, type VersionStats } from '../../db/coalesced-version.js'
 import { counterConnection } from '../../db/postgres-version.js'
+import { counterWatch, type WatchTimings } from '../../db/postgres-watch.js'
+import { fenceCommits } from '../../db/transaction.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 
 const version = Symbol('planningVersion')
@@ -27,6 +29,12 @@ export interface DatabasePluginOptions {
   secrets?: SecretBox
   /** PostgreSQL connect, query and statement timeout in milliseconds (default 5000) */
   databaseTimeoutMs?: number
+  /**
+   * PostgreSQL: answer reads from the change counter this instance hears of (LISTEN) instead of
+   * asking for it (default true; false behind a pooler that does not keep sessions, DATABASE_WATCH);
+   * timings for tests.
+   */
+  databaseWatch?: boolean | Partial<WatchTimings>
 }
 
 declare module 'fastify' {
@@ -90,24 +98,48 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const readSqlite = sqlite === undefined ? undefined : sqliteVersionReader(sqlite.handle)
   const counter = postgres === undefined ? undefined : counterConnection(postgres)
   const coalesced = coalescedVersion(readSqlite?.read ?? counter!.read)
+  const watch = postgres === undefined || opts.databaseWatch === false
+    ? undefined
+    : counterWatch(postgres, typeof opts.databaseWatch === 'object' ? opts.databaseWatch : {})
+  if (watch !== undefined) {
+    fenceCommits(db, watch)
+    fastify.addHook('onReady', async () => { watch.start() })
+  }
+  const watched = (): number | undefined => {
+    const known = watch?.trusted()
+    if (known === undefined) return undefined
+    coalesced.stats.asked++
+    coalesced.stats.watched++
+    return known
+  }
+  const read = (): Promise<number> => {
+    const known = watched()
+    return known === undefined ? coalesced.read() : Promise.resolve(known)
+  }
   const now = (request: FastifyRequest): number | undefined => {
     const known = request[version]
     return typeof known === 'number' ? known : undefined
   }
   fastify.decorate('planningVersionStats', coalesced.stats)
   fastify.decorate('planningVersionNow', now)
-  fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? await counter!.read())
-  fastify.decorate('planningVersionRead', coalesced.read)
+  fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? watch?.trusted() ?? await counter!.read())
+  fastify.decorate('planningVersionRead', read)
   fastify.decorate('planningVersion', (request: FastifyRequest) => {
     const known = request[version]
     if (typeof known === 'number') return Promise.resolve(known)
     if (known !== null) return known
+    const heard = watched()
+    if (heard !== undefined) {
+      request[version] = heard
+      return Promise.resolve(heard)
+    }
     const waiting = coalesced.read().then((value) => (request[version] = value))
     request[version] = waiting
     return waiting
   })
   fastify.addHook('onClose', async () => {
     readSqlite?.close()
+    await watch?.close()
     await counter?.close()
     await db.destroy()
   })
