@@ -26,6 +26,8 @@ export interface WatchStats {
 }
 
 export interface CounterWatch extends CommitFence {
+  /** A value of the counter read by a query: what was heard is at least that. */
+  observed: (version: number) => void
   /** Connects and joins (once the app has started: an app that fails to start leaves nothing open). */
   start: () => void
   /** The counter when this instance may answer from it without asking PostgreSQL; else undefined. */
@@ -37,21 +39,33 @@ export interface CounterWatch extends CommitFence {
 interface Waiter { version: number, others: readonly string[], timer: NodeJS.Timeout, resolve: () => void }
 
 const ACK = /^([0-9a-f-]{36}) (\d{1,15})$/
+/** What a leaving instance says it heard: more than any write will ever wait for. */
+const GONE = 999_999_999_999_999
 
-// One statement each, so none leaves half a change. Listener rows are locked before the counter's
-// row in all of them (no deadlock between a joining instance and a clean-up).
+// One statement each, so none leaves half a change. Each locks listener rows before the counter's
+// row (the CTE is read in the counter row's WHERE, so it runs first): no deadlock between them.
 const JOIN = `WITH joined AS (
-    INSERT INTO counter_listeners (id, renewed_at) VALUES ($1, now())
-    ON CONFLICT (id) DO UPDATE SET renewed_at = now() RETURNING id)
+    INSERT INTO counter_listeners (id, renewed_at, pid) VALUES ($1, now(), pg_backend_pid())
+    ON CONFLICT (id) DO UPDATE SET renewed_at = now(), pid = pg_backend_pid() RETURNING id)
   UPDATE change_counter SET listeners = array_append(array_remove(listeners, $1::text), $1::text)
   WHERE id = 1 AND EXISTS (SELECT 1 FROM joined) RETURNING value`
+// Also says whether this session is still the one listening on the counter's channel: behind a
+// pooler that hands each statement another session, it would not be, and nothing heard counts.
 const RENEW = `UPDATE counter_listeners SET renewed_at = now() WHERE id = $1
-  RETURNING (SELECT count(*) FROM counter_listeners WHERE renewed_at < now() - $2::interval) AS lapsed`
-const CLEAN_UP = `WITH gone AS (DELETE FROM counter_listeners WHERE renewed_at < now() - $1::interval RETURNING id)
-  UPDATE change_counter SET listeners = ARRAY(SELECT l FROM unnest(listeners) AS l WHERE l NOT IN (SELECT id FROM gone))
-  WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)`
+  RETURNING pg_backend_pid() AS pid, $3 IN (SELECT pg_listening_channels()) AS listening,
+    'change_counter'::regclass::oid::text AS relid,
+    (SELECT count(*) FROM counter_listeners WHERE renewed_at < now() - $2::interval) AS lapsed`
+const CLEAN_UP = `WITH gone AS (DELETE FROM counter_listeners WHERE renewed_at < now() - $1::interval RETURNING id, pid),
+    ids AS (SELECT array_agg(id) AS ids, array_agg(pid) AS pids FROM gone)
+  UPDATE change_counter SET listeners = ARRAY(SELECT l FROM unnest(listeners) AS l WHERE l <> ALL(COALESCE((SELECT ids FROM ids), '{}')))
+  WHERE id = 1 AND (SELECT ids FROM ids) IS NOT NULL
+  RETURNING (SELECT pids FROM ids) AS pids`
+// A lapsed instance's session may still be open (a stopped process): PostgreSQL keeps every
+// notification until each listening session has read it, so such a session is ended.
+const END_SESSIONS = `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+  WHERE pid = ANY($1::int[]) AND pid <> pg_backend_pid() AND application_name = current_setting('application_name')`
 const LEAVE = `WITH gone AS (DELETE FROM counter_listeners WHERE id = $1 RETURNING id)
-  UPDATE change_counter SET listeners = array_remove(listeners, $1::text) WHERE id = 1`
+  UPDATE change_counter SET listeners = array_remove(listeners, $1::text) WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)`
 
 /**
  * Reads with no round trip on PostgreSQL (README, "Scale out"). Each instance LISTENs for the
@@ -70,19 +84,24 @@ const LEAVE = `WITH gone AS (DELETE FROM counter_listeners WHERE id = $1 RETURNI
  */
 export function counterWatch (options: PostgresOptions, timings: Partial<WatchTimings> = {}): CounterWatch {
   const t = { ...DEFAULTS, ...timings }
+  if (!(t.trustMs < t.fenceMs && t.fenceMs < t.lapseMs && t.heartbeatMs < t.trustMs)) {
+    throw new Error('the watch needs heartbeatMs < trustMs < fenceMs < lapseMs')
+  }
   const lapse = `${t.lapseMs} milliseconds`
   const id = randomUUID()
   const stats: WatchStats = { heard: 0, fenceTimeouts: 0 }
+  // The latest each other instance said it heard (one instance's acks arrive in order).
   const acked = new Map<string, number>()
   const waiters = new Set<Waiter>()
-  // What this instance may answer from: the counter it heard, read as it joined, or its own commits
-  // left. Acks say only what it heard or read: own commits may have overtaken others' still on the way.
+  // What this instance may answer from: the counter it heard, read as it joined or by a query, or
+  // its own commits. Acks say only what it heard or read as it joined: its own commits may have
+  // overtaken others' whose notifications are still on the way.
   let value = -1
   let heardThrough = -1
   const ownCommits = new Set<number>()
   let trustUntil = 0
   let client: pg.Client | undefined
-  let channels = { counter: '', acks: '' }
+  let session = { pid: 0, relid: '', counter: '', acks: '' }
   let closed = false
   let beating = false
   let heartbeat: NodeJS.Timeout | undefined
@@ -102,15 +121,21 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
     waiters.delete(waiter)
     waiter.resolve()
   }
+  const later = (): void => {
+    clearTimeout(retry)
+    if (!closed) retry = setTimeout(connect, t.retryMs).unref()
+  }
 
   const lost = (c: pg.Client, err?: Error): void => {
     c.end().catch(() => {})
     if (client !== c) return
     client = undefined
     trustUntil = 0
+    // An ack sent on the lost session may never have gone out: say it again once back.
+    ackSent = -1
     clearInterval(heartbeat)
     if (err !== undefined) options.onConnectionError?.(err)
-    if (!closed) retry = setTimeout(connect, t.retryMs).unref()
+    later()
   }
 
   const sendAck = (): void => {
@@ -118,7 +143,7 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
     const c = client
     if (c === undefined || heardThrough <= ackSent) return
     ackSent = heardThrough
-    c.query('SELECT pg_notify($1, $2)', [channels.acks, `${id} ${ackSent}`]).catch((err: Error) => { lost(c, err) })
+    c.query('SELECT pg_notify($1, $2)', [session.acks, `${id} ${ackSent}`]).catch((err: Error) => { lost(c, err) })
   }
   const scheduleAck = (): void => {
     if (ackScheduled) return
@@ -127,9 +152,14 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
   }
   const heard = (message: pg.Notification): void => {
     const payload = message.payload ?? ''
-    if (message.channel === channels.counter) {
+    if (message.channel === session.counter) {
       if (!/^\d{1,15}$/.test(payload)) return
       const seen = Number(payload)
+      // Notifications come in commit order: a lower one means the counter was set back (a restore).
+      if (seen < heardThrough) {
+        value = heardThrough = -1
+        ownCommits.clear()
+      }
       hear(seen)
       // Nobody waits for this instance to hear its own write.
       if (ownCommits.delete(seen)) return
@@ -138,15 +168,22 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
       return
     }
     const match = ACK.exec(payload)
-    if (message.channel !== channels.acks || match === null || match[1] === id) return
-    acked.set(match[1], Math.max(acked.get(match[1]) ?? -1, Number(match[2])))
+    if (message.channel !== session.acks || match === null || match[1] === id) return
+    acked.set(match[1], Number(match[2]))
     for (const waiter of waiters) if (seenByAll(waiter)) finish(waiter)
   }
 
   const join = async (c: pg.Client): Promise<void> => {
     const sent = performance.now()
     const { rows } = await c.query<{ value: number }>(JOIN, [id])
-    hear(Number(rows[0].value))
+    const now = Number(rows[0].value)
+    // The counter went back (a restore, a failover that lost commits): what was heard is void.
+    if (now < value) {
+      value = heardThrough = ackSent = -1
+      ownCommits.clear()
+      acked.clear()
+    }
+    hear(now)
     if (client !== c) return
     trustUntil = sent + t.trustMs
     // A write that listed this instance before it (re)joined may be waiting to hear it saw it.
@@ -159,51 +196,69 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
     beating = true
     const sent = performance.now()
     try {
-      const { rows } = await c.query<{ lapsed: number }>(RENEW, [id, lapse])
+      const { rows } = await c.query<{ pid: number, listening: boolean, relid: string, lapsed: number }>(RENEW, [id, lapse, session.counter])
       if (rows.length === 0) {
         trustUntil = 0
         await join(c)
         return
       }
+      const [row] = rows
+      if (row.pid !== session.pid || !row.listening || row.relid !== session.relid) {
+        lost(c, new Error('the listening session was not kept (a pooler without sessions? set DATABASE_WATCH=false), or the counter\'s table was replaced'))
+        return
+      }
       if (client === c) trustUntil = sent + t.trustMs
-      if (Number(rows[0].lapsed) > 0) await c.query(CLEAN_UP, [lapse])
+      if (Number(row.lapsed) > 0) await cleanUp(c)
     } catch (err) {
       lost(c, err as Error)
     } finally {
       beating = false
     }
   }
+  const cleanUp = async (c: pg.Client): Promise<void> => {
+    const { rows } = await c.query<{ pids: number[] | null }>(CLEAN_UP, [lapse])
+    const pids = rows[0]?.pids?.filter((pid) => pid !== null) ?? []
+    // Not ours to end (another role's session): it ends when its process does.
+    if (pids.length > 0) await c.query(END_SESSIONS, [pids]).catch(() => {})
+  }
 
   function connect (): void {
     if (closed) return
     const c = new pg.Client(clientConfig(options))
+    let installed = false
     c.on('error', (err) => { lost(c, err) })
     c.on('end', () => { lost(c) })
     c.on('notification', heard)
     const start = async (): Promise<void> => {
       await c.connect()
-      const { rows } = await c.query<{ relid: string }>("SELECT 'change_counter'::regclass::oid::text AS relid")
-      channels = { counter: `planning_counter_${rows[0].relid}`, acks: `planning_acks_${rows[0].relid}` }
-      await c.query(`LISTEN ${channels.counter}; LISTEN ${channels.acks}`)
+      const { rows } = await c.query<{ relid: string, pid: number }>("SELECT 'change_counter'::regclass::oid::text AS relid, pg_backend_pid() AS pid")
+      const { relid, pid } = rows[0]
+      session = { pid, relid, counter: `planning_counter_${relid}`, acks: `planning_acks_${relid}` }
+      await c.query(`LISTEN ${session.counter}; LISTEN ${session.acks}`)
       if (closed) throw new Error('closed')
       client = c
+      installed = true
       await join(c)
       if (client !== c) return
+      clearInterval(heartbeat)
       heartbeat = setInterval(beat, t.heartbeatMs).unref()
     }
     start().catch((err: Error) => {
-      if (client === c) {
+      // Once installed, `lost` (from the error or from here) ends it and tries again, once.
+      if (installed) {
         lost(c, err)
         return
       }
       c.end().catch(() => {})
-      if (!closed) retry = setTimeout(connect, t.retryMs).unref()
+      later()
     })
   }
+
   return {
     stats,
     start: connect,
     trusted: () => client !== undefined && performance.now() < trustUntil ? value : undefined,
+    observed: raise,
     async wait (version, listeners) {
       raise(version)
       if (version > heardThrough) {
@@ -211,7 +266,8 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
         ownCommits.add(version)
       }
       const others = listeners.filter((other) => other !== id)
-      if (acked.size > others.length + 16) {
+      // Instances gone from every list: forget them, unless a write still waits for one.
+      if (waiters.size === 0 && acked.size > others.length + 16) {
         for (const known of acked.keys()) if (!others.includes(known)) acked.delete(known)
       }
       if (closed || seenByAll({ version, others })) return
@@ -236,7 +292,9 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
       const c = client
       client = undefined
       if (c === undefined) return
+      // Off the list, then a last ack: writes that listed this instance before it left stop waiting.
       await c.query(LEAVE, [id]).catch(() => {})
+      await c.query('SELECT pg_notify($1, $2)', [session.acks, `${id} ${GONE}`]).catch(() => {})
       await c.end().catch(() => {})
     }
   }

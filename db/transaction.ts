@@ -82,8 +82,9 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
-  for (const hook of commitHooks.get(committed!) ?? []) hook(version)
+  // Hooks after the fence: what they set off (a webhook, say) may read through any instance.
   await fence?.wait(version, listeners)
+  for (const hook of commitHooks.get(committed!) ?? []) hook(version)
   return value
 }
 

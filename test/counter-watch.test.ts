@@ -116,6 +116,11 @@ t.test('reads make no round trip once an instance hears the counter; a lost conn
   await write(a, 62)
   t.equal(await read(), 62)
 
+  // The counter set back by hand (a restore does): what was heard before counts no more.
+  await admin.query('UPDATE change_counter SET value = value - 5')
+  await write(a, 7)
+  t.equal(await read(), 7, 'B shows a write made after the counter went back')
+
   await b.close()
   const left = await admin.query<{ listeners: string[] }>('SELECT listeners FROM change_counter')
   t.equal(left.rows[0].listeners.length, 1, 'a closed instance takes itself off the list')
@@ -139,14 +144,22 @@ t.test('a stopped instance: the write waits for it at most fenceMs, and once it 
   await until('a write does not wait for a running instance', async () => await write(a, 1) < TIMINGS.fenceMs / 2)
   t.equal(await readB(), 1)
 
+  const sessions = (await admin.query<{ pid: number }>('SELECT pid FROM counter_listeners')).rows.map((row) => row.pid)
   child.kill('SIGSTOP')
   const waited = await write(a, 2)
   t.ok(waited >= TIMINGS.fenceMs - 5, `the write waited for the stopped instance (${waited.toFixed(0)} ms)`)
+  await until('the stopped instance is taken off the list', async () => (await admin.query('SELECT 1 FROM counter_listeners')).rowCount === 1)
+  const alive = async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1)', [sessions])).rowCount
+  await until('its listening session is ended, so PostgreSQL keeps no notifications for it', async () => await alive() === 1)
+  t.ok(await write(a, 3) < TIMINGS.fenceMs, 'writes no longer wait for it')
   child.kill('SIGCONT')
-  t.equal(await readB(), 2, 'its first read once running again shows the write')
+  t.equal(await readB(), 3, 'its first read once running again shows the writes')
+  await until('it joins again', async () => (await admin.query('SELECT 1 FROM counter_listeners')).rowCount === 2)
+  await write(a, 4)
+  t.equal(await readB(), 4)
 
   child.kill('SIGKILL')
   await once(child, 'exit')
   await until('the killed instance is taken off the list', async () => (await admin.query('SELECT 1 FROM counter_listeners')).rowCount === 1)
-  t.ok(await write(a, 3) < TIMINGS.fenceMs, 'writes no longer wait for it')
+  t.ok(await write(a, 5) < TIMINGS.fenceMs, 'writes no longer wait for a killed one either')
 })

@@ -10,7 +10,7 @@ import { sqliteKysely, type SqliteHandle } from '../../db/sqlite.js'
 import { sqliteVersionReader } from '../../db/sqlite-version.js'
 import { coalescedVersion, type VersionStats } from '../../db/coalesced-version.js'
 import { counterConnection } from '../../db/postgres-version.js'
-import { counterWatch, type WatchTimings } from '../../db/postgres-watch.js'
+import { counterWatch, type WatchStats, type WatchTimings } from '../../db/postgres-watch.js'
 import { fenceCommits } from '../../db/transaction.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
 
@@ -52,6 +52,8 @@ declare module 'fastify' {
     planningVersionNow: (request: FastifyRequest) => number | undefined
     /** How many requests asked for the counter and how many reads answered them. */
     planningVersionStats: VersionStats
+    /** PostgreSQL with the watch on: changes heard, writes that stopped waiting for an instance. */
+    planningWatchStats: WatchStats | undefined
     /** The counter as it is now, outside any request (the board page's live stream watches it). */
     planningVersionLatest: () => Promise<number>
     /** The counter as read after this call, in the turn's one read (for reads answered before routing). */
@@ -97,10 +99,18 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   // a connection of its own; on both, one read answers every request of a turn that asked before it.
   const readSqlite = sqlite === undefined ? undefined : sqliteVersionReader(sqlite.handle)
   const counter = postgres === undefined ? undefined : counterConnection(postgres)
-  const coalesced = coalescedVersion(readSqlite?.read ?? counter!.read)
   const watch = postgres === undefined || opts.databaseWatch === false
     ? undefined
     : counterWatch(postgres, typeof opts.databaseWatch === 'object' ? opts.databaseWatch : {})
+  // A value read by a query is one the watch may take too: no later read answers from an older one.
+  const queried = watch === undefined
+    ? counter?.read
+    : async () => {
+      const read = await counter!.read()
+      watch.observed(read)
+      return read
+    }
+  const coalesced = coalescedVersion(readSqlite?.read ?? queried!)
   if (watch !== undefined) {
     fenceCommits(db, watch)
     fastify.addHook('onReady', async () => { watch.start() })
@@ -121,6 +131,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     return typeof known === 'number' ? known : undefined
   }
   fastify.decorate('planningVersionStats', coalesced.stats)
+  fastify.decorate('planningWatchStats', watch?.stats)
   fastify.decorate('planningVersionNow', now)
   fastify.decorate('planningVersionLatest', async () => readSqlite?.read() ?? watch?.trusted() ?? await counter!.read())
   fastify.decorate('planningVersionRead', read)

@@ -82,6 +82,9 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   const version = fastify.planningVersionStats
   countedElsewhere(registry, 'planning_change_counter_reads_total', 'Requests that needed the change counter', () => version.asked)
   countedElsewhere(registry, 'planning_change_counter_queries_total', 'Reads of the counter made for them, at most one at a time and one per event-loop turn', () => version.queries)
+  const watch = fastify.planningWatchStats
+  countedElsewhere(registry, 'planning_change_counter_heard_total', 'Writes of other instances this one heard of (PostgreSQL)', () => watch?.heard)
+  countedElsewhere(registry, 'planning_write_fence_timeouts_total', 'Writes that stopped waiting for an instance to say it heard them, after 1.5 s', () => watch?.fenceTimeouts)
   countedElsewhere(registry, 'planning_change_counter_watched_total', 'Of the requests, those answered from the counter this instance hears of (PostgreSQL), with no read', () => version.watched)
   const db = fastify.planningStore.db
   new Gauge({ // eslint-disable-line no-new
