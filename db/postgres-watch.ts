@@ -178,7 +178,8 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
     const { rows } = await c.query<{ value: number }>(JOIN, [id])
     const now = Number(rows[0].value)
     // The counter went back (a restore, a failover that lost commits): what was heard is void.
-    if (now < value) {
+    // Compared with what was heard only: an own commit may have come back before this answer.
+    if (now < heardThrough) {
       value = heardThrough = ackSent = -1
       ownCommits.clear()
       acked.clear()
