@@ -76,6 +76,11 @@ export interface PlanningCoreOptions {
    * (default true; false behind a pooler without sessions; docs/scale-out.md, "Reads with no round trip")
    */
   databaseWatch?: DatabasePluginOptions['databaseWatch']
+  /**
+   * PostgreSQL: the hot paths' queries run as named statements, parsed and planned once per
+   * connection (default true; false behind a pooler that does not keep them, DATABASE_PREPARED_STATEMENTS)
+   */
+  databasePreparedStatements?: boolean
   /** `redis://…`: rate-limit windows and chat fan-out shared by every instance */
   redisUrl?: string
   /** prefix of Redis keys and channels (default `planning:`) */
@@ -180,7 +185,8 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     databaseSchema: opts.databaseSchema,
     secrets: SecretBox.fromStrings(opts.secretKey, opts.previousSecretKey),
     databaseTimeoutMs: opts.databaseTimeoutMs,
-    databaseWatch: opts.databaseWatch
+    databaseWatch: opts.databaseWatch,
+    databasePreparedStatements: opts.databasePreparedStatements
   })
   await fastify.register(redisPlugin, { redisUrl: opts.redisUrl, redisPrefix: opts.redisPrefix })
   await fastify.register(hostsPlugin, opts.hosts ?? {})

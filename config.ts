@@ -12,6 +12,7 @@ export const EnvSchema = Type.Object({
   DATABASE_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   DATABASE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5000 }),
   DATABASE_WATCH: Type.Boolean({ default: true }),
+  DATABASE_PREPARED_STATEMENTS: Type.Boolean({ default: true }),
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   SEED_FILE: Type.Optional(Type.String({ minLength: 1 })),
   DEMO: Type.Boolean({ default: true }),
@@ -68,6 +69,8 @@ export interface ServerConfig {
   databaseTimeoutMs: number
   /** PostgreSQL: reads answered from the change counter heard of (LISTEN), not asked for */
   databaseWatch: boolean
+  /** PostgreSQL: the hot paths' queries as named statements, parsed and planned once per connection */
+  databasePreparedStatements: boolean
   /** shared rate-limit windows and chat fan-out across instances */
   redisUrl?: string
   seedFile?: string
@@ -184,6 +187,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     databasePoolMax: parsed.DATABASE_POOL_MAX,
     databaseTimeoutMs: parsed.DATABASE_TIMEOUT_MS,
     databaseWatch: parsed.DATABASE_WATCH,
+    databasePreparedStatements: parsed.DATABASE_PREPARED_STATEMENTS,
     redisUrl: parsed.REDIS_URL,
     seedFile: parsed.SEED_FILE,
     demo: parsed.DEMO,

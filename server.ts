@@ -11,6 +11,7 @@ export async function createServer (config: ServerConfig, extra: Partial<BuildOp
     databasePoolMax: config.databasePoolMax,
     databaseTimeoutMs: config.databaseTimeoutMs,
     databaseWatch: config.databaseWatch,
+    databasePreparedStatements: config.databasePreparedStatements,
     redisUrl: config.redisUrl,
     seedFile: config.seedFile,
     demo: config.demo,

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import { statementName } from './prepared.js'
 import type { Database } from './schema.js'
 
 // BIGINT (ids, epoch milliseconds, counts) arrives as text by default; every value we keep fits
@@ -20,6 +21,8 @@ export interface PostgresOptions {
   timeoutMs?: number
   /** the connect timeout alone (default timeoutMs) */
   connectTimeoutMs?: number
+  /** the prepared queries (db/prepared.ts) as named statements (default true; false behind a pooler that does not keep them) */
+  preparedStatements?: boolean
   /** told when PostgreSQL drops a connection of the pool (a restart, pg_terminate_backend) */
   onConnectionError?: (err: Error) => void
 }
@@ -59,9 +62,25 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
   pool.on('error', dropped)
   pool.on('connect', (client) => {
     client.on('error', dropped)
+    if (options.preparedStatements !== false) nameStatements(client)
     if (timeoutMs !== undefined) closeOnReadTimeout(client)
   })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+}
+
+/**
+ * Kysely sends SQL and values; a prepared query's SQL (db/prepared.ts) goes as a named statement,
+ * which pg parses once per connection and PostgreSQL then plans from its cache: a hot path's
+ * statement skips the parse and the plan on every run.
+ */
+function nameStatements (client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  const named = (...args: unknown[]): unknown => {
+    const [text, values] = args
+    const name = typeof text === 'string' && Array.isArray(values) && args.length === 2 ? statementName(text) : undefined
+    return name === undefined ? query(...args) : query({ name, text, values })
+  }
+  Object.assign(client, { query: named })
 }
 
 /**

@@ -10,6 +10,7 @@ t.test('defaults match the configuration table (docs/operations.md)', async (t) 
     databasePoolMax: 10,
     databaseTimeoutMs: 5000,
     databaseWatch: true,
+    databasePreparedStatements: true,
     redisUrl: undefined,
     seedFile: undefined,
     demo: true,

@@ -35,6 +35,8 @@ export interface DatabasePluginOptions {
    * timings for tests.
    */
   databaseWatch?: boolean | Partial<WatchTimings>
+  /** PostgreSQL: hot-path queries as named statements (default true; DATABASE_PREPARED_STATEMENTS) */
+  databasePreparedStatements?: boolean
 }
 
 declare module 'fastify' {
@@ -79,6 +81,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
         poolMax: opts.databasePoolMax,
         schema: opts.databaseSchema,
         timeoutMs: opts.databaseTimeoutMs ?? 5000,
+        preparedStatements: opts.databasePreparedStatements,
         onConnectionError: droppedConnectionLog(fastify.log)
       }
   const db: Kysely<Database> = sqlite?.db ?? postgresKysely(postgres!)

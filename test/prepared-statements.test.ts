@@ -1,0 +1,44 @@
+import { sql } from 'kysely'
+import t from 'tap'
+import { migrate } from '../db/migrations/index.js'
+import { postgresKysely } from '../db/postgres.js'
+import { changeVersion } from '../db/transaction.js'
+import { postgresAnswers, testSchema } from './pg.js'
+
+const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+const skip = await postgresAnswers(PG) ? false : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
+t.test('on PostgreSQL a prepared query runs as a named statement, parsed once per connection; other SQL does not', { skip }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  // One connection, so the session asked about its statements is the one that ran them.
+  const db = postgresKysely({ url: PG, schema, poolMax: 1 })
+  t.teardown(async () => {
+    await db.destroy()
+    await drop()
+  })
+  await migrate(db, 'postgres', schema)
+  const statements = async () => (await sql<{ name: string, statement: string }>`SELECT name, statement FROM pg_prepared_statements`.execute(db)).rows
+
+  t.same(await statements(), [], 'nothing named before a prepared query runs')
+  t.equal(await changeVersion(db), 0)
+  await sql`UPDATE change_counter SET value = value + 1`.execute(db)
+  t.equal(await changeVersion(db), 1, 'run again on the same connection: the named statement answers with the new value')
+  const named = await statements()
+  t.equal(named.length, 1, 'one statement kept, however often it ran')
+  t.match(named[0], { name: /^planning_[0-9a-f]{16}$/, statement: /from "change_counter"/ })
+  t.notMatch(named[0].statement, /UPDATE/, 'SQL built on the spot is not kept')
+})
+
+t.test('with preparedStatements false (a pooler that does not keep them) nothing is named', { skip }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  const db = postgresKysely({ url: PG, schema, poolMax: 1, preparedStatements: false })
+  t.teardown(async () => {
+    await db.destroy()
+    await drop()
+  })
+  await migrate(db, 'postgres', schema)
+  t.equal(await changeVersion(db), 0)
+  t.equal(await changeVersion(db), 0)
+  const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements`.execute(db)
+  t.same(rows, [])
+})
