@@ -44,6 +44,7 @@ import seedPlugin, { SEED_TIMEOUT_MS, type DemoToken } from './plugins/core/seed
 import signInUpkeepPlugin from './plugins/core/sign-in-upkeep.js'
 import sprintsPlugin from './plugins/sprints.js'
 import webhooksPlugin, { type WebhooksPluginOptions } from './plugins/webhooks.js'
+import { sharedCompilers } from './plugins/core/compilers.js'
 
 // Imported when registered (plugins/core/lazy.ts): importing the package stays quick.
 const adminPlugin = lazyPlugin<AdminPluginOptions>(async () => await import('./plugins/admin.js'))
@@ -364,6 +365,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
   const { basePath, logLevel, logStream, prettyLogs, limits, trustProxy, ...apiOptions } = options
   const app = Fastify({
     ...serverOptions({ logLevel: logLevel ?? 'silent', logStream, pretty: prettyLogs, limits, trustProxy }),
+    schemaController: { compilersFactory: sharedCompilers },
     // A large SEED_FILE may take longer to load than Fastify gives a plugin to start, and on
     // PostgreSQL an instance may wait for another one's load of the seed or the demo.
     ...(apiOptions.seedFile !== undefined || (apiOptions.demo === true && apiOptions.databaseUrl !== undefined) ? { pluginTimeout: SEED_TIMEOUT_MS } : {})

@@ -50,14 +50,17 @@ function guarded (part: string, schema: Schema, validate: Validate): Validate {
   return Object.defineProperty(checked, 'errors', { get: () => (validate as { errors?: unknown }).errors })
 }
 
+// One pair for the process: Ajv keeps what it compiled by schema, so an app built again (the tests
+// build hundreds; a host may register the API in several apps) does not compile its routes again.
+let validators: { coercing: Ajv, exact: Ajv } | undefined
+
 /**
  * The validator compiler: path and query values arrive as strings and are coerced; JSON bodies
  * are taken as typed, so `{"estimate": "5"}` or `{"estimate": 0}` are never turned into something else.
  */
 export function validatorCompiler (): FastifySchemaCompiler<FastifySchema> {
-  const coercing = ajv('array')
-  const exact = ajv(false)
   return ({ schema, httpPart }) => {
+    const { coercing, exact } = validators ??= { coercing: ajv('array'), exact: ajv(false) }
     const part = httpPart ?? 'params'
     const validate = (part === 'body' ? exact : coercing).compile(schema)
     return guarded(part, schema as Schema, validate) as FastifyValidationResult
