@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../app.js'
 import { applicationName } from '../db/postgres.js'
-import { ADMIN_TOKEN, REPO, TOKENS, testFixture, TS_LOADER } from './helper.js'
-import { postgresAnswers, testSchema } from './pg.js'
+import { firstPostgresInstance, METRICS_TOKEN, REPO, TOKENS, TS_LOADER } from './helper.js'
+import { postgresAnswers } from './pg.js'
 import { ranOnce } from './once.js'
 
 // Reads with no round trip on PostgreSQL (README, "Scale out"): instances answer from the change
@@ -17,25 +17,12 @@ const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/
 const skip = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? undefined : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
 t.setTimeout(300_000)
 const TIMINGS = { heartbeatMs: 50, trustMs: 300, fenceMs: 500, lapseMs: 1000, retryMs: 200 }
-const METRICS_TOKEN = 'metrics-token-0123456789'
 const headers = { 'x-authentication-token': TOKENS.alice }
 const estimateUrl = `/p1/repositories/${REPO}/issues/1/estimate`
 const issueUrl = `/p1/repositories/${REPO}/issues/1`
 
 async function instances (t: Test) {
-  const { schema, drop } = await testSchema(PG)
-  const options = {
-    databaseUrl: PG,
-    databaseSchema: schema,
-    databaseWatch: TIMINGS,
-    adminToken: ADMIN_TOKEN,
-    metricsToken: METRICS_TOKEN,
-    documentation: false as const,
-    rateLimit: false as const
-  }
-  const a = await buildApp(options)
-  const imported = await a.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: testFixture() })
-  t.equal(imported.statusCode, 200, imported.body)
+  const { a, options, schema, drop } = await firstPostgresInstance(t, PG, { databaseWatch: TIMINGS })
   const admin = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
   await admin.connect()
   t.teardown(async () => {

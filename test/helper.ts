@@ -71,6 +71,22 @@ export type App = FastifyInstance & {
   admin: (options: InjectOptions) => Promise<LightMyRequestResponse>
 }
 
+export const METRICS_TOKEN = 'metrics-token-0123456789'
+
+/**
+ * The first of several instances on one fresh PostgreSQL schema, with the test fixture imported,
+ * and the options to build the others with. The caller closes the instances, then calls `drop`.
+ */
+export async function firstPostgresInstance (t: Test, url: string, extra: BuildOptions = {}) {
+  const { schema, drop } = await testSchema(url)
+  const shared = { adminToken: ADMIN_TOKEN, metricsToken: METRICS_TOKEN, documentation: false as const, rateLimit: false as const }
+  const options = { databaseUrl: url, databaseSchema: schema, ...shared, ...extra }
+  const a = await buildApp(options)
+  const imported = await a.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: testFixture() })
+  t.equal(imported.statusCode, 200, imported.body)
+  return { a, options, schema, drop }
+}
+
 /**
  * Builds the app on a fresh database holding the test fixture; closed after the test. The database
  * is in memory, or, when TEST_DATABASE_URL names a PostgreSQL server, a schema of its own there

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildApp } from '../app.js'
-import { ADMIN_TOKEN, REPO, TOKENS, testFixture } from './helper.js'
-import { postgresAnswers, testSchema } from './pg.js'
+import { firstPostgresInstance, METRICS_TOKEN, REPO, TOKENS } from './helper.js'
+import { postgresAnswers } from './pg.js'
 import { ranOnce } from './once.js'
 
 // Two instances on one PostgreSQL schema: reads through one see writes acknowledged by the other,
@@ -12,22 +12,9 @@ const why = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? undefined 
 t.setTimeout(600_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 1000)
 const READERS = 4
-const METRICS_TOKEN = 'metrics-token-0123456789'
 
 t.test(`${ROUNDS} times: an estimate acknowledged by A, then its issue read through B, with other reads going on`, { skip: why }, async (t) => {
-  const { schema, drop } = await testSchema(PG)
-  const options = {
-    databaseUrl: PG,
-    databaseSchema: schema,
-    databasePoolMax: 4,
-    adminToken: ADMIN_TOKEN,
-    metricsToken: METRICS_TOKEN,
-    documentation: false as const,
-    rateLimit: false as const
-  }
-  const a = await buildApp(options)
-  const imported = await a.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: testFixture() })
-  t.equal(imported.statusCode, 200, imported.body)
+  const { a, options, drop } = await firstPostgresInstance(t, PG, { databasePoolMax: 4 })
   const b = await buildApp(options)
   t.teardown(async () => {
     await Promise.all([a.close(), b.close()])
