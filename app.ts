@@ -159,6 +159,8 @@ interface InternalOptions {
   cliHints?: boolean
   /** the server's front, where unchanged reads are answered before routing */
   front?: ServerFront
+  /** validators shared by every app buildApp makes in this process (a host's scope gets its own) */
+  sharedValidators?: boolean
 }
 
 /**
@@ -208,7 +210,7 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
   if (opts.rateLimit !== false) {
     await fastify.register(rateLimitPlugin, opts.rateLimit ?? { max: 100, timeWindow: 60_000 })
   }
-  await fastify.register(errorsPlugin)
+  await fastify.register(errorsPlugin, { sharedValidators: (opts as InternalOptions).sharedValidators === true })
   await fastify.register(seedPlugin, {
     seedFile: opts.seedFile,
     demo: opts.demo,
@@ -379,7 +381,7 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
   }
   const front = new ServerFront()
   front.attach(app.server)
-  const internal: InternalOptions = { cliHints: true, front }
+  const internal: InternalOptions = { cliHints: true, front, sharedValidators: true }
   await app.register(planningApi, { directReads: true, ...apiOptions, ...internal, prefix: basePath ?? '' })
   return app
 }

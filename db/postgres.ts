@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { statementName } from './prepared.js'
 import type { Database } from './schema.js'
+import { COMMITTING_STATEMENTS } from './transaction.js'
 
 // BIGINT (ids, epoch milliseconds, counts) arrives as text by default; every value we keep fits
 // in a double, so take them as numbers, as SQLite gives them.
@@ -62,23 +63,65 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
   pool.on('error', dropped)
   pool.on('connect', (client) => {
     client.on('error', dropped)
+    sendCommitsWithBumps(client)
     if (options.preparedStatements !== false) nameStatements(client)
     if (timeoutMs !== undefined) closeOnReadTimeout(client)
   })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
+const COMMITTING = new Set(COMMITTING_STATEMENTS)
+const COMMITTED = { command: 'COMMIT', rowCount: null, rows: [], fields: [] }
+
+/**
+ * A write's last statement carries its commit (db/transaction.ts): sent as one simple query, it
+ * answers with the first statement's result, and the `commit` Kysely sends next is answered here,
+ * without a round trip. Any other query in between goes to PostgreSQL as it is.
+ */
+function sendCommitsWithBumps (client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  let committed = false
+  const sending = (...args: unknown[]): unknown => {
+    const [text, values] = args
+    const answered = committed
+    committed = false
+    if (typeof text !== 'string' || !Array.isArray(values) || values.length > 0 || args.length !== 2) return query(...args)
+    if (answered && text === 'commit') return Promise.resolve(COMMITTED)
+    if (!COMMITTING.has(text)) return query(...args)
+    return (query(text) as Promise<pg.QueryResult[]>).then((results) => {
+      committed = true
+      return results[0]
+    })
+  }
+  Object.assign(client, { query: sending })
+}
+
+/** Closes the connection: pg leaves it out of the pool, which opens a new one when needed. */
+function destroy (client: pg.PoolClient): void {
+  (client as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
+}
+
+// A named statement the session no longer has (a pooler between, a pg quirk), or whose cached plan
+// a change of a column's type made invalid: the connection is closed, not kept failing.
+const STALE_STATEMENT = new Set(['26000', '0A000'])
+
 /**
  * Kysely sends SQL and values; a prepared query's SQL (db/prepared.ts) goes as a named statement,
- * which pg parses once per connection and PostgreSQL then plans from its cache: a hot path's
- * statement skips the parse and the plan on every run.
+ * which pg parses once per connection, and PostgreSQL keeps it parsed: a hot path's statement
+ * skips the parse on every run, and after a few runs the plan as well.
  */
 function nameStatements (client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   const named = (...args: unknown[]): unknown => {
     const [text, values] = args
     const name = typeof text === 'string' && Array.isArray(values) && args.length === 2 ? statementName(text) : undefined
-    return name === undefined ? query(...args) : query({ name, text, values })
+    if (name === undefined) return query(...args)
+    const result = query({ name, text, values }) as Promise<unknown>
+    result.catch((err: unknown) => {
+      // Ended at once (not only its socket), so the pool does not hand it out again when it is released.
+      if (STALE_STATEMENT.has(String((err as { code?: unknown } | undefined)?.code))) client.end().catch(() => {})
+    })
+    return result
   }
   Object.assign(client, { query: named })
 }
@@ -94,9 +137,7 @@ function closeOnReadTimeout (client: pg.PoolClient): void {
     const result = query(...args)
     if (result instanceof Promise) {
       result.catch((err: unknown) => {
-        if ((err as Error | undefined)?.message === 'Query read timeout') {
-          (client as unknown as { connection: { stream: { destroy: () => void } } }).connection.stream.destroy()
-        }
+        if ((err as Error | undefined)?.message === 'Query read timeout') destroy(client)
       })
     }
     return result

@@ -10,8 +10,8 @@ import { validatorCompiler } from './validation.js'
  * One error shape for everything the API answers: `{statusCode, error, message}`. Bad input is
  * always a 4xx naming the problem; a 5xx never carries internals to the client.
  */
-export default fp(async (fastify) => {
-  fastify.setValidatorCompiler(validatorCompiler())
+export default fp<{ sharedValidators?: boolean }>(async (fastify, opts) => {
+  fastify.setValidatorCompiler(validatorCompiler(opts.sharedValidators === true))
 
   // JSON only (as the hosted API): no text/plain parser, so other bodies get 415. An empty body
   // with a JSON content type is accepted as "no body" (clients send one on path-only POSTs).

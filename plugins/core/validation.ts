@@ -50,17 +50,19 @@ function guarded (part: string, schema: Schema, validate: Validate): Validate {
   return Object.defineProperty(checked, 'errors', { get: () => (validate as { errors?: unknown }).errors })
 }
 
-// One pair for the process: Ajv keeps what it compiled by schema, so an app built again (the tests
-// build hundreds; a host may register the API in several apps) does not compile its routes again.
-let validators: { coercing: Ajv, exact: Ajv } | undefined
+// One pair for the apps buildApp makes in this process: Ajv keeps what it compiled by schema, so
+// an app built again (the tests build hundreds) does not compile its routes again. A host's scope
+// gets a pair of its own, as its own routes compile into it too.
+let shared: { coercing: Ajv, exact: Ajv } | undefined
 
 /**
  * The validator compiler: path and query values arrive as strings and are coerced; JSON bodies
  * are taken as typed, so `{"estimate": "5"}` or `{"estimate": 0}` are never turned into something else.
  */
-export function validatorCompiler (): FastifySchemaCompiler<FastifySchema> {
+export function validatorCompiler (shareable = false): FastifySchemaCompiler<FastifySchema> {
+  const own = shareable ? undefined : { coercing: ajv('array'), exact: ajv(false) }
   return ({ schema, httpPart }) => {
-    const { coercing, exact } = validators ??= { coercing: ajv('array'), exact: ajv(false) }
+    const { coercing, exact } = own ?? (shared ??= { coercing: ajv('array'), exact: ajv(false) })
     const part = httpPart ?? 'params'
     const validate = (part === 'body' ? exact : coercing).compile(schema)
     return guarded(part, schema as Schema, validate) as FastifyValidationResult
