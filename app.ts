@@ -78,7 +78,7 @@ export interface PlanningCoreOptions {
    */
   databaseWatch?: DatabasePluginOptions['databaseWatch']
   /**
-   * PostgreSQL: the hot paths' queries run as named statements, parsed and planned once per
+   * PostgreSQL: the hot paths' queries run as named statements, parsed once per
    * connection (default true; false behind a pooler that does not keep them, DATABASE_PREPARED_STATEMENTS)
    */
   databasePreparedStatements?: boolean

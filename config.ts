@@ -69,7 +69,7 @@ export interface ServerConfig {
   databaseTimeoutMs: number
   /** PostgreSQL: reads answered from the change counter heard of (LISTEN), not asked for */
   databaseWatch: boolean
-  /** PostgreSQL: the hot paths' queries as named statements, parsed and planned once per connection */
+  /** PostgreSQL: the hot paths' queries as named statements, parsed once per connection */
   databasePreparedStatements: boolean
   /** shared rate-limit windows and chat fan-out across instances */
   redisUrl?: string

@@ -61,10 +61,15 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
     options.onConnectionError?.(err)
   }
   pool.on('error', dropped)
+  // Ended as it goes back (its transaction rolled back first), so the pool opens a new one instead.
+  const stale = new WeakSet<pg.PoolClient>()
+  pool.on('release', (_err: unknown, client: pg.PoolClient) => {
+    if (stale.has(client)) client.end().catch(() => {})
+  })
   pool.on('connect', (client) => {
     client.on('error', dropped)
-    sendCommitsWithBumps(client)
-    if (options.preparedStatements !== false) nameStatements(client)
+    sendCommitsWithBumps(client, timeoutMs)
+    if (options.preparedStatements !== false) nameStatements(client, () => stale.add(client))
     if (timeoutMs !== undefined) closeOnReadTimeout(client)
   })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
@@ -78,7 +83,7 @@ const COMMITTED = { command: 'COMMIT', rowCount: null, rows: [], fields: [] }
  * answers with the first statement's result, and the `commit` Kysely sends next is answered here,
  * without a round trip. Any other query in between goes to PostgreSQL as it is.
  */
-function sendCommitsWithBumps (client: pg.PoolClient): void {
+function sendCommitsWithBumps (client: pg.PoolClient, timeoutMs: number | undefined): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   let committed = false
   const sending = (...args: unknown[]): unknown => {
@@ -88,7 +93,11 @@ function sendCommitsWithBumps (client: pg.PoolClient): void {
     if (typeof text !== 'string' || !Array.isArray(values) || values.length > 0 || args.length !== 2) return query(...args)
     if (answered && text === 'commit') return Promise.resolve(COMMITTED)
     if (!COMMITTING.has(text)) return query(...args)
-    return (query(text) as Promise<pg.QueryResult[]>).then((results) => {
+    // Longer than the statements' own timeout: a bump stuck on the counter's lock is cancelled by
+    // PostgreSQL (nothing committed), not left to run on after the client gave up on it.
+    const sent = query(timeoutMs === undefined ? text : { text, query_timeout: timeoutMs + 1000 }) as Promise<pg.QueryResult[]>
+    return sent.then((results) => {
+      if (!Array.isArray(results) || results[1]?.command !== 'COMMIT') throw new Error('the write was not committed')
       committed = true
       return results[0]
     })
@@ -103,14 +112,15 @@ function destroy (client: pg.PoolClient): void {
 
 // A named statement the session no longer has (a pooler between, a pg quirk), or whose cached plan
 // a change of a column's type made invalid: the connection is closed, not kept failing.
-const STALE_STATEMENT = new Set(['26000', '0A000'])
+const isStale = (err: { code?: unknown, routine?: unknown } | undefined): boolean =>
+  (err?.code === '26000' && err.routine === 'FetchPreparedStatement') || (err?.code === '0A000' && err.routine === 'RevalidateCachedQuery')
 
 /**
  * Kysely sends SQL and values; a prepared query's SQL (db/prepared.ts) goes as a named statement,
  * which pg parses once per connection, and PostgreSQL keeps it parsed: a hot path's statement
  * skips the parse on every run, and after a few runs the plan as well.
  */
-function nameStatements (client: pg.PoolClient): void {
+function nameStatements (client: pg.PoolClient, stale: () => void): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   const named = (...args: unknown[]): unknown => {
     const [text, values] = args
@@ -118,8 +128,7 @@ function nameStatements (client: pg.PoolClient): void {
     if (name === undefined) return query(...args)
     const result = query({ name, text, values }) as Promise<unknown>
     result.catch((err: unknown) => {
-      // Ended at once (not only its socket), so the pool does not hand it out again when it is released.
-      if (STALE_STATEMENT.has(String((err as { code?: unknown } | undefined)?.code))) client.end().catch(() => {})
+      if (isStale(err as { code?: unknown } | undefined)) stale()
     })
     return result
   }

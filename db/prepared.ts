@@ -21,7 +21,7 @@ type Slot = { name: string } | { value: unknown }
  * statement: the hot paths (auth, board and issue reads, moves) skip Kysely's building and
  * compiling on every call. `build` gets placeholders in `p` (use them only as plain values, not
  * as lists); `run(db, values)` runs the compiled SQL on `db` (the database or a transaction).
- * On PostgreSQL it runs as a named statement, parsed and planned once per connection.
+ * On PostgreSQL it runs as a named statement, parsed once per connection.
  */
 export function prepared<P extends object> () {
   return <R>(build: (db: Executor, p: P) => Compilable<R>) => {

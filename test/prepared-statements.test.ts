@@ -95,4 +95,15 @@ t.test('on PostgreSQL a write sends its counter bump with its commit, in one rou
   t.equal(await name(3), 'r3')
   await sql`SELECT 1`.execute(db)
   t.equal(Number((await other.query('SELECT value FROM change_counter')).rows[0].value), 2)
+
+  // The bump refused in the combined query: nothing commits, and the next write is whole.
+  await other.query('ALTER TABLE change_counter ADD CONSTRAINT below_three CHECK (value < 3)')
+  await t.rejects(writeTransaction(db, async (trx) => { await insert(4).execute(trx) }), { code: '23514' })
+  t.equal(await name(4), undefined, 'the write whose bump failed is not committed')
+  await other.query('ALTER TABLE change_counter DROP CONSTRAINT below_three')
+  sent.length = 0
+  await writeTransaction(db, async (trx) => { await insert(5).execute(trx) })
+  t.same(sent.map((text) => text.split(' ')[0]), ['begin', 'INSERT', 'UPDATE'])
+  t.equal(await name(5), 'r5')
+  t.equal(Number((await other.query('SELECT value FROM change_counter')).rows[0].value), 3)
 })
