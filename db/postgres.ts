@@ -2,7 +2,6 @@ import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { statementName } from './prepared.js'
 import type { Database } from './schema.js'
-import { COMMITTING_STATEMENTS } from './transaction.js'
 
 // BIGINT (ids, epoch milliseconds, counts) arrives as text by default; every value we keep fits
 // in a double, so take them as numbers, as SQLite gives them.
@@ -68,41 +67,10 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
   })
   pool.on('connect', (client) => {
     client.on('error', dropped)
-    sendCommitsWithBumps(client, timeoutMs)
     if (options.preparedStatements !== false) nameStatements(client, () => stale.add(client))
     if (timeoutMs !== undefined) closeOnReadTimeout(client)
   })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-}
-
-const COMMITTING = new Set(COMMITTING_STATEMENTS)
-const COMMITTED = { command: 'COMMIT', rowCount: null, rows: [], fields: [] }
-
-/**
- * A write's last statement carries its commit (db/transaction.ts): sent as one simple query, it
- * answers with the first statement's result, and the `commit` Kysely sends next is answered here,
- * without a round trip. Any other query in between goes to PostgreSQL as it is.
- */
-function sendCommitsWithBumps (client: pg.PoolClient, timeoutMs: number | undefined): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown
-  let committed = false
-  const sending = (...args: unknown[]): unknown => {
-    const [text, values] = args
-    const answered = committed
-    committed = false
-    if (typeof text !== 'string' || !Array.isArray(values) || values.length > 0 || args.length !== 2) return query(...args)
-    if (answered && text === 'commit') return Promise.resolve(COMMITTED)
-    if (!COMMITTING.has(text)) return query(...args)
-    // Longer than the statements' own timeout: a bump stuck on the counter's lock is cancelled by
-    // PostgreSQL (nothing committed), not left to run on after the client gave up on it.
-    const sent = query(timeoutMs === undefined ? text : { text, query_timeout: timeoutMs + 1000 }) as Promise<pg.QueryResult[]>
-    return sent.then((results) => {
-      if (!Array.isArray(results) || results[1]?.command !== 'COMMIT') throw new Error('the write was not committed')
-      committed = true
-      return results[0]
-    })
-  }
-  Object.assign(client, { query: sending })
 }
 
 /** Closes the connection: pg leaves it out of the pool, which opens a new one when needed. */

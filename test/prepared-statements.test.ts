@@ -1,10 +1,9 @@
 import { sql } from 'kysely'
-import pg from 'pg'
 import t from 'tap'
 import { migrate } from '../db/migrations/index.js'
 import { postgresKysely } from '../db/postgres.js'
 import { prepared } from '../db/prepared.js'
-import { changeVersion, writeTransaction } from '../db/transaction.js'
+import { changeVersion } from '../db/transaction.js'
 import { ranOnce } from './once.js'
 import { postgresAnswers, testSchema } from './pg.js'
 
@@ -52,58 +51,4 @@ t.test('with preparedStatements false (a pooler that does not keep them) nothing
   t.equal(await changeVersion(db), 0)
   const { rows } = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements`.execute(db)
   t.same(rows, [])
-})
-
-t.test('on PostgreSQL a write sends its counter bump with its commit, in one round trip', { skip }, async (t) => {
-  const { schema, drop } = await testSchema(PG)
-  // What the connection sends, recorded below the pool's wrappers (installed when it connects).
-  const sent: string[] = []
-  const send = pg.Client.prototype.query
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [query] = args
-    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
-    return (send as (...a: unknown[]) => unknown).apply(this, args)
-  } as typeof send
-  const db = postgresKysely({ url: PG, schema, poolMax: 1 })
-  const other = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
-  t.teardown(async () => {
-    pg.Client.prototype.query = send
-    await other.end()
-    await db.destroy()
-    await drop()
-  })
-  await migrate(db, 'postgres', schema)
-  await other.connect()
-  const name = async (id: number) => (await other.query('SELECT name FROM repositories WHERE id = $1', [id])).rows[0]?.name as string | undefined
-  const insert = (id: number) => sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (${id}, 'o', ${`r${id}`}, '')`
-
-  sent.length = 0
-  t.equal(await writeTransaction(db, async (trx) => { await insert(1).execute(trx); return 'done' }), 'done')
-  t.same(sent.map((text) => text.split(' ')[0]), ['begin', 'INSERT', 'UPDATE'], 'begin, the write, the bump with the commit: no commit of its own')
-  t.match(sent[2], /; COMMIT$/)
-  t.equal(await name(1), 'r1', 'committed: seen from another connection')
-  t.equal(Number((await other.query('SELECT value FROM change_counter')).rows[0].value), 1, 'the counter moved once')
-
-  await t.rejects(writeTransaction(db, async (trx) => {
-    await insert(2).execute(trx)
-    throw new Error('refused')
-  }), /refused/)
-  t.equal(await name(2), undefined, 'a write that throws is rolled back')
-  sent.length = 0
-  await writeTransaction(db, async (trx) => { await insert(3).execute(trx) })
-  t.equal(sent[0], 'begin', 'the next write opens its own transaction')
-  t.equal(await name(3), 'r3')
-  await sql`SELECT 1`.execute(db)
-  t.equal(Number((await other.query('SELECT value FROM change_counter')).rows[0].value), 2)
-
-  // The bump refused in the combined query: nothing commits, and the next write is whole.
-  await other.query('ALTER TABLE change_counter ADD CONSTRAINT below_three CHECK (value < 3)')
-  await t.rejects(writeTransaction(db, async (trx) => { await insert(4).execute(trx) }), { code: '23514' })
-  t.equal(await name(4), undefined, 'the write whose bump failed is not committed')
-  await other.query('ALTER TABLE change_counter DROP CONSTRAINT below_three')
-  sent.length = 0
-  await writeTransaction(db, async (trx) => { await insert(5).execute(trx) })
-  t.same(sent.map((text) => text.split(' ')[0]), ['begin', 'INSERT', 'UPDATE'])
-  t.equal(await name(5), 'r5')
-  t.equal(Number((await other.query('SELECT value FROM change_counter')).rows[0].value), 3)
 })
