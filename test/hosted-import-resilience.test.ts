@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
@@ -5,6 +6,8 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { hostedProgressLine, runAdminCommand, type TokenSource } from '../cli/admin.js'
 import { createHostFetch } from '../services/host-fetch.js'
 import { DomainEvents } from '../db/domain-events.js'
@@ -13,6 +16,7 @@ import { SecretBox } from '../db/secret-box.js'
 import { createStore, openSqliteStore, type PlanningStore } from '../db/store.js'
 import { hostedTokenContext } from '../db/hosted-imports.js'
 import { createHostedImport, hostedImport, HostedImporter } from '../services/hosted-import/index.js'
+import { HostedClient } from '../services/hosted-import/client.js'
 import { build, testFixture, SECRET_KEY, OTHER_REPO, REPO, WS_OLD } from './helper.js'
 import { FAST, hostImported, LOCAL, MOVER, sameAnswers, source, start, until } from './hosted-source.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
@@ -53,6 +57,34 @@ t.test('a source that never answers, or fails, is retried and then given up on',
   t.match(huge, { state: 'failed', error: /answer is larger than 100000 bytes/, requests: 1 })
   const nul = await until(app, (await start(app, { api_url: `${url}/nul`, token: MOVER, repositories: [REPO] })).id)
   t.match(nul, { state: 'failed', error: /unexpected answer \(\/0\/name: a text holds a NUL character\)/, requests: 1 }, 'a NUL in a name is refused before the store sees it')
+})
+
+t.test('a request\'s timeout fires even when the garbage collector runs while it waits', async (t) => {
+  // An AbortSignal.timeout composed with AbortSignal.any is collected by a full GC on Node 20, and
+  // a source that never answers then held the import forever.
+  setFlagsFromString('--expose-gc')
+  const gc = runInNewContext('gc') as () => void
+  const silent: Server = createServer(() => {})
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { silent.closeAllConnections(); silent.close() })
+  const client = new HostedClient({
+    apiUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+    token: 'token',
+    fetch: createHostFetch(LOCAL),
+    timeoutMs: 300,
+    attempts: 1,
+    signal: new AbortController().signal,
+    onRequest: async () => {},
+    onWait: async () => {},
+    onWaited: async () => {}
+  })
+  const answer = client.get('/p1/workspaces', Type.Unknown()).then(() => 'answered', (err: Error) => err.message)
+  for (let i = 0; i < 5; i++) {
+    gc()
+    await sleep(20)
+  }
+  const late = sleep(5000, undefined, { ref: false }).then(() => 'still waiting after 5 s')
+  t.equal(await Promise.race([answer, late]), 'GET /p1/workspaces: no answer in time (after 1 attempts)')
 })
 
 /** One database for two instances: a file, or a PostgreSQL schema. */

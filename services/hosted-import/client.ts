@@ -96,10 +96,14 @@ export class HostedClient {
       await this.o.onRequest()
       let response: Response
       let text: string
+      // A plain timer aborting a controller of this request's own: the event loop holds it, so it
+      // fires (an AbortSignal.timeout inside AbortSignal.any can be garbage-collected before it does).
+      const timeout = new AbortController()
+      const timer = setTimeout(() => timeout.abort(new DOMException('no answer in time', 'TimeoutError')), this.o.timeoutMs ?? 30_000)
       try {
         response = await this.o.fetch(url, {
           headers: { 'x-authentication-token': this.o.token, accept: 'application/json', 'user-agent': 'planning-api-server hosted import' },
-          signal: AbortSignal.any([this.o.signal, AbortSignal.timeout(this.o.timeoutMs ?? 30_000)]),
+          signal: AbortSignal.any([this.o.signal, timeout.signal]),
           redirect: 'error'
         })
         text = await bounded(response, this.o.maxBodyBytes ?? 16 * 1024 * 1024)
@@ -109,6 +113,8 @@ export class HostedClient {
         if (attempt >= attempts) throw new HostedError(`GET ${path}: ${reason(err)} (after ${attempt} attempts)`)
         await this.backoff(attempt)
         continue
+      } finally {
+        clearTimeout(timer)
       }
       if (response.status === 401) throw new HostedAuthError('the hosted service refused the token (401): check it (and its access to these repositories) and start the import again')
       if (response.status === 403 && response.headers.get('x-ratelimit-reset') !== null) {
