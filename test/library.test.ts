@@ -5,6 +5,7 @@ import Fastify from 'fastify'
 import { fileURLToPath } from 'node:url'
 import { boardsPlugin, loadFixture, openSqliteStore, planningApi, planningCore } from '../app.js'
 import { TOKENS, REPO, testFixture } from './helper.js'
+import { buildOnce } from './build.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -67,7 +68,7 @@ t.test('planningApi can register a subset of domains', async (t) => {
 })
 
 t.test('the package: import by name, and npm pack holds only what users need', { timeout: 120_000 }, async (t) => {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  await buildOnce()
   const name = 'planning-api-server'
   const byName = await import(name) as Record<string, unknown>
   t.type(byName.planningApi, 'function')

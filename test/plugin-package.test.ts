@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildOnce } from './build.js'
 import { ranOnce } from './once.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
@@ -81,7 +82,7 @@ console.log('RESULT ' + JSON.stringify({
 t.test('the packed package in a host app', { timeout: 240_000, skip: ranOnce }, async (t) => {
   const dir = t.testdir({ host: { node_modules: {} } })
   const host = join(dir, 'host')
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  await buildOnce()
   const [{ filename }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
     cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']
   })) as Array<{ filename: string }>

@@ -4,6 +4,7 @@ import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildOnce } from './build.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const ADMIN_TOKEN = 'my-long-admin-token'
@@ -21,7 +22,7 @@ function blocks (page: string, heading: string): string[] {
 t.test('the README\'s walk-through and the admin examples of docs/operations.md run top to bottom on the demo, as a reader would', { timeout: 180_000 }, async (t) => {
   const dir = t.testdir({})
   const database = join(dir, 'planning.db')
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  await buildOnce()
   const env = { ...process.env, PORT: '0', DATABASE_PATH: database, ADMIN_TOKEN, LOG_LEVEL: 'info' }
   const server = spawn(process.execPath, [join(root, 'dist', 'server.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { server.kill('SIGKILL') })
