@@ -68,6 +68,6 @@ export async function benchPostgresHttp (url: string, seconds: number, rounds: n
 /** Moves and dependency inserts on PostgreSQL, in this process over a pool. */
 export async function benchPostgresWrites (url: string): Promise<string[]> {
   const moves = await moveCosts(async () => await freshStore(url), 300)
-  const dependencies = await dependencyCosts(async () => await freshStore(url), 10_000, 300)
+  const dependencies = await dependencyCosts(async () => await freshStore(url), 10_000, 1000)
   return [...moves, ...dependencies].map((line) => `PostgreSQL, ${line}`)
 }

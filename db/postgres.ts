@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import { joinRoundTrips } from './postgres-round-trips.js'
 import { statementName } from './prepared.js'
 import type { Database } from './schema.js'
 
@@ -62,11 +63,14 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
   pool.on('error', dropped)
   // Ended as it goes back (its transaction rolled back first), so the pool opens a new one instead.
   const stale = new WeakSet<pg.PoolClient>()
+  const released = new WeakMap<pg.PoolClient, () => void>()
   pool.on('release', (_err: unknown, client: pg.PoolClient) => {
+    released.get(client)?.()
     if (stale.has(client)) client.end().catch(() => {})
   })
   pool.on('connect', (client) => {
     client.on('error', dropped)
+    released.set(client, joinRoundTrips(client, timeoutMs))
     if (options.preparedStatements !== false) nameStatements(client, () => stale.add(client))
     if (timeoutMs !== undefined) closeOnReadTimeout(client)
   })

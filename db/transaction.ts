@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely'
+import { engineOf } from './engine.js'
 import { prepared } from './prepared.js'
 import type { Database } from './schema.js'
 
@@ -6,10 +7,19 @@ import type { Database } from './schema.js'
 export type Executor = Kysely<Database>
 
 const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1).returning('value'))
-/** The bump on PostgreSQL: it also says which instances watch the counter (their list is in its row). */
-const bumpWatched = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1)
-  .returning(['value', sql<string[]>`listeners`.as('listeners')]))
 const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_events').set({ version: p.version }).where('version', 'is', null))
+
+/**
+ * On PostgreSQL the bump goes with the commit, in one round trip (two statements in one simple
+ * query; db/postgres-round-trips.ts answers the commit Kysely sends after it). It also says which
+ * instances watch the counter (their list is in its row) and stamps the issue events the
+ * transaction wrote.
+ */
+const BUMP_AND_COMMIT = 'UPDATE change_counter SET value = value + 1 WHERE id = 1 RETURNING value, listeners; COMMIT'
+const BUMP_STAMP_AND_COMMIT = 'WITH bumped AS (UPDATE change_counter SET value = value + 1 WHERE id = 1 RETURNING value, listeners), ' +
+  'stamped AS (UPDATE issue_events SET version = (SELECT value FROM bumped) WHERE version IS NULL) SELECT value, listeners FROM bumped; COMMIT'
+/** The statements that commit the transaction they end (db/postgres-round-trips.ts sends them as one simple query). */
+export const COMMITTING_STATEMENTS: readonly string[] = [BUMP_AND_COMMIT, BUMP_STAMP_AND_COMMIT]
 
 /** What to do once a transaction has committed (tell the webhook worker, say), by transaction. */
 const commitHooks = new WeakMap<object, Array<(version: number) => void>>()
@@ -71,14 +81,15 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
     const result = await fn(trx)
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
-    if (fence === undefined) {
-      const { rows } = await bump(trx, {})
-      version = Number(rows[0].value)
-    } else {
-      const { rows } = await bumpWatched(trx, {})
+    if (engineOf(trx) === 'postgres') {
+      const committing = wroteEvents.has(trx) ? BUMP_STAMP_AND_COMMIT : BUMP_AND_COMMIT
+      const { rows } = await sql<{ value: number, listeners: string[] }>`${sql.raw(committing)}`.execute(trx)
       version = Number(rows[0].value)
       listeners = rows[0].listeners
+      return result
     }
+    const { rows } = await bump(trx, {})
+    version = Number(rows[0].value)
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })

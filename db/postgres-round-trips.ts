@@ -1,0 +1,62 @@
+import type pg from 'pg'
+import { LOCK_STATEMENT } from './engine.js'
+import { COMMITTING_STATEMENTS } from './transaction.js'
+
+const COMMITTING = new Set(COMMITTING_STATEMENTS)
+// Lock keys are ours (a table's name, a kind and an id): only such words go into a literal.
+const LOCK_KEY = /^[\w.:-]{1,200}$/
+const answered = (command: string): pg.QueryResult => ({ command, rowCount: null, rows: [], fields: [], oid: 0 })
+
+type Send = (...args: unknown[]) => unknown
+
+/**
+ * A PostgreSQL write makes two round trips fewer (see docs/development.md, "Benchmarks"): the
+ * `begin` Kysely sends is held here and goes with the transaction's first statement when that is
+ * its lock (db/engine.ts) or its counter bump; a write's last statement carries its commit
+ * (db/transaction.ts), and the `commit` Kysely sends after it is answered here. Each joined pair
+ * goes as one simple query; anything else goes as it is, a held `begin` queued first. Returns what
+ * to call when the client goes back to the pool (nothing held is carried to its next user).
+ */
+export function joinRoundTrips (client: pg.PoolClient, timeoutMs: number | undefined): () => void {
+  const query = client.query.bind(client) as Send
+  let held = false
+  let committed = false
+  // Longer than the statements' own timeout: a statement stuck on a lock is cancelled by
+  // PostgreSQL (nothing committed), not left to run on after the client gave up on it.
+  const simple = async (text: string): Promise<pg.QueryResult[]> => {
+    const results = await (query(timeoutMs === undefined ? text : { text, query_timeout: timeoutMs + 1000 }) as Promise<pg.QueryResult[]>)
+    if (!Array.isArray(results)) throw new Error('PostgreSQL answered a joined statement with one result')
+    return results
+  }
+  const commits = async (text: string, begins: boolean): Promise<pg.QueryResult> => {
+    const results = await simple(begins ? `BEGIN; ${text}` : text)
+    const [result, commit] = begins ? results.slice(1) : results
+    if (commit?.command !== 'COMMIT') throw new Error('the write was not committed')
+    committed = true
+    return result
+  }
+  const sending: Send = (...args) => {
+    const [text, values] = args
+    const [wasHeld, wasCommitted] = [held, committed]
+    held = committed = false
+    const plain = typeof text === 'string' && Array.isArray(values) && args.length === 2
+    if (!plain) return wasHeld ? afterBegin(args) : query(...args)
+    if (text === 'begin' && values.length === 0) {
+      held = true
+      return Promise.resolve(answered('BEGIN'))
+    }
+    // Nothing was sent since the held begin (an empty transaction), or the last statement committed.
+    if (values.length === 0 && ((wasHeld && (text === 'commit' || text === 'rollback')) || (wasCommitted && text === 'commit'))) {
+      return Promise.resolve(answered(text.toUpperCase()))
+    }
+    if (COMMITTING.has(text) && values.length === 0) return commits(text, wasHeld)
+    if (wasHeld && text === LOCK_STATEMENT && typeof values[0] === 'string' && LOCK_KEY.test(values[0])) {
+      return simple(`BEGIN; ${LOCK_STATEMENT.replace('$1', `'${values[0]}'`)}`).then((results) => results[1])
+    }
+    return wasHeld ? afterBegin(args) : query(...args)
+  }
+  // Both queued at once, so statements sent together keep their order.
+  const afterBegin = async (args: unknown[]): Promise<unknown> => (await Promise.all([query('begin'), query(...args)]))[1]
+  Object.assign(client, { query: sending })
+  return () => { held = committed = false }
+}

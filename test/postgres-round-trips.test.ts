@@ -1,0 +1,112 @@
+import { sql } from 'kysely'
+import pg from 'pg'
+import t from 'tap'
+import { lockFor } from '../db/engine.js'
+import { migrate } from '../db/migrations/index.js'
+import { postgresKysely } from '../db/postgres.js'
+import { atomic, writeTransaction } from '../db/transaction.js'
+import { ranOnce } from './once.js'
+import { postgresAnswers, testSchema } from './pg.js'
+
+const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const skip = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? false : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
+
+t.test('on PostgreSQL a write sends its begin with its lock and its counter bump with its commit', { skip }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  // What the connection sends, recorded below the pool's wrappers (installed when it connects).
+  const sent: string[] = []
+  const send = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [query] = args
+    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
+    return (send as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof send
+  const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 5000 })
+  const other = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
+  t.teardown(async () => {
+    pg.Client.prototype.query = send
+    await other.end()
+    await db.destroy()
+    await drop()
+  })
+  await migrate(db, 'postgres', schema)
+  await other.connect()
+  const name = async (id: number) => (await other.query('SELECT name FROM repositories WHERE id = $1', [id])).rows[0]?.name as string | undefined
+  const counter = async () => Number((await other.query('SELECT value FROM change_counter')).rows[0].value)
+  const insert = (id: number) => sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (${id}, 'o', ${`r${id}`}, '')`
+  const firstWords = () => sent.map((text) => text.split(' ').slice(0, 2).join(' '))
+
+  sent.length = 0
+  t.equal(await writeTransaction(db, async (trx) => { await insert(1).execute(trx); return 'done' }), 'done')
+  t.same(firstWords(), ['begin', 'INSERT INTO', 'UPDATE change_counter'], 'begin, the write, the bump with the commit: no commit of its own')
+  t.match(sent[2], /; COMMIT$/)
+  t.equal(await name(1), 'r1', 'committed: seen from another connection')
+  t.equal(await counter(), 1, 'the counter moved once')
+
+  sent.length = 0
+  await writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories:2')
+    await insert(2).execute(trx)
+  })
+  t.same(firstWords(), ['BEGIN; SELECT', 'INSERT INTO', 'UPDATE change_counter'], 'a write that locks first: three round trips')
+  t.equal(sent[0], "BEGIN; SELECT pg_advisory_xact_lock(hashtext('repositories:2'))")
+  t.equal(await name(2), 'r2')
+
+  sent.length = 0
+  await writeTransaction(db, async (trx) => { await lockFor(trx, "it's not a key of ours") })
+  t.same(firstWords(), ['begin', 'SELECT pg_advisory_xact_lock(hashtext($1))', 'UPDATE change_counter'], 'a key with other characters goes as a parameter, after its own begin')
+
+  sent.length = 0
+  await writeTransaction(db, async () => {})
+  t.same(firstWords(), ['BEGIN; UPDATE'], 'a write with nothing but the bump: one round trip')
+  t.equal(await counter(), 4)
+
+  await t.rejects(writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories:3')
+    await insert(3).execute(trx)
+    throw new Error('refused')
+  }), /refused/)
+  t.equal(await name(3), undefined, 'a write that throws is rolled back')
+  sent.length = 0
+  await writeTransaction(db, async (trx) => { await insert(4).execute(trx) })
+  t.equal(sent[0], 'begin', 'the next write opens its own transaction')
+  t.equal(await name(4), 'r4')
+  t.equal(await counter(), 5)
+
+  sent.length = 0
+  t.equal(await atomic(db, async () => 'nothing'), 'nothing')
+  t.same(sent, [], 'a transaction that sends nothing costs no round trip')
+  await atomic(db, async (trx) => { await insert(5).execute(trx) })
+  t.same(firstWords(), ['begin', 'INSERT INTO', 'commit'], 'one without the bump commits as usual')
+  t.equal(await name(5), 'r5')
+  t.equal(await counter(), 5, 'and leaves the counter alone')
+
+  // The bump refused in the joined query: nothing commits, and the next write is whole.
+  await other.query('ALTER TABLE change_counter ADD CONSTRAINT below_six CHECK (value < 6)')
+  await t.rejects(writeTransaction(db, async (trx) => { await insert(6).execute(trx) }), { code: '23514' })
+  t.equal(await name(6), undefined, 'the write whose bump failed is not committed')
+  await t.rejects(writeTransaction(db, async () => {}), { code: '23514' }, 'joined with its begin too')
+  await other.query('ALTER TABLE change_counter DROP CONSTRAINT below_six')
+  sent.length = 0
+  await writeTransaction(db, async (trx) => { await insert(7).execute(trx) })
+  t.same(firstWords(), ['begin', 'INSERT INTO', 'UPDATE change_counter'])
+  t.equal(await name(7), 'r7')
+  t.equal(await counter(), 6)
+
+  // A lock that waits past the statement timeout: the transaction fails whole, the connection serves the next.
+  await other.query('BEGIN')
+  await other.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['repositories:8'])
+  await sql`SET statement_timeout = 200`.execute(db)
+  await t.rejects(writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories:8')
+    await insert(8).execute(trx)
+  }), { code: '57014' })
+  await other.query('ROLLBACK')
+  t.equal(await name(8), undefined)
+  await writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories:8')
+    await insert(8).execute(trx)
+  })
+  t.equal(await name(8), 'r8', 'the lock free again: the write goes through')
+  t.equal(await counter(), 7)
+})
