@@ -21,10 +21,11 @@ export function joinRoundTrips (client: pg.PoolClient, timeoutMs: number | undef
   const query = client.query.bind(client) as Send
   let held = false
   let committed = false
-  // Longer than the statements' own timeout: a statement stuck on a lock is cancelled by
-  // PostgreSQL (nothing committed), not left to run on after the client gave up on it.
+  // PostgreSQL times each statement of a simple query on its own, so two may take twice the
+  // statement timeout: the client waits longer, and a statement stuck on a lock is cancelled by
+  // PostgreSQL (nothing committed), not left to commit after the client gave up on it.
   const simple = async (text: string): Promise<pg.QueryResult[]> => {
-    const results = await (query(timeoutMs === undefined ? text : { text, query_timeout: timeoutMs + 1000 }) as Promise<pg.QueryResult[]>)
+    const results = await (query(timeoutMs === undefined ? text : { text, query_timeout: 2 * timeoutMs + 1000 }) as Promise<pg.QueryResult[]>)
     if (!Array.isArray(results)) throw new Error('PostgreSQL answered a joined statement with one result')
     return results
   }

@@ -84,8 +84,9 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
     if (engineOf(trx) === 'postgres') {
       const committing = wroteEvents.has(trx) ? BUMP_STAMP_AND_COMMIT : BUMP_AND_COMMIT
       const { rows } = await sql<{ value: number, listeners: string[] }>`${sql.raw(committing)}`.execute(trx)
-      version = Number(rows[0].value)
-      listeners = rows[0].listeners
+      // Committed by now: nothing may throw after this (-1, not known, if the counter's row were gone).
+      version = Number(rows[0]?.value ?? -1)
+      listeners = rows[0]?.listeners ?? []
       return result
     }
     const { rows } = await bump(trx, {})
