@@ -16,4 +16,4 @@ cp "$addon" "$installed"
 # The browser tests and the other run-once tests run in CI's first pass only.
 export PLANNING_BROWSER_TESTS=skip PLANNING_ONCE_TESTS=skip
 echo "# the whole suite on Node $("$runtime/bin/node" --version) (SQLite)"
-PATH="$runtime/bin:$PATH" npm test
+PATH="$runtime/bin:$PATH" npm test -- --jobs=4
