@@ -1,4 +1,4 @@
-import type { QueryCreator } from 'kysely'
+import { sql, type QueryCreator } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
 import { actor, announce, contextOf, type IssueContext } from './announce.js'
@@ -34,24 +34,52 @@ const insertPair = (db: QueryCreator<Database>, p: PairInsert) => db.insertInto(
   .values({ blocking_id: p.blocking, blocked_id: p.blocked, created_at: p.at })
   .onConflict((oc) => oc.columns(['blocking_id', 'blocked_id']).doNothing()).returning('seq')
 const insertQuery = prepared<PairInsert>()(insertPair)
-// On PostgreSQL the planning stamp rides in the insert's statement (a writing WITH): one round trip fewer.
-const insertStampingQuery = prepared<PairInsert>()((db, p) => db
-  .with('inserted', (w) => insertPair(w, p))
-  .with('stamped', (w) => w.updateTable('issues').set({ planning_changed_at: p.at })
-    .where((eb) => eb.or([eb('id', '=', p.blocking), eb('id', '=', p.blocked)]))
-    .where((eb) => eb.exists(eb.selectFrom('inserted').select('seq'))).returning('id'))
-  .selectFrom('inserted').select('seq'))
+/** A row of `bothQuery`; the joined insert adds the new edge's seq. */
+type BothRow = Awaited<ReturnType<typeof bothQuery>>['rows'][number] & { seq?: number | null }
+interface BothParams { aRepo: number, aNumber: number, bRepo: number, bNumber: number }
+/**
+ * On PostgreSQL the query for both issues, the insert and the planning stamp are one statement
+ * (one round trip): the same rows as `bothQuery`, with the new edge's seq (null when the pair was
+ * there already, or a side is missing or the same issue). What refuses the edge runs after it and
+ * rolls the transaction back.
+ */
+const bothAndInsertQuery = prepared<BothParams & { at: string }>()((db, p) => ({
+  compile: () => sql<BothRow>`WITH both_issues AS (
+    SELECT i.id, i.repo_id, i.number, i.title, r.owner, r.name, r.html_url,
+      (SELECT value FROM change_counter WHERE id = 1) AS version,
+      EXISTS (SELECT x.workspace_id FROM workspace_repositories x JOIN workspace_repositories y ON x.workspace_id = y.workspace_id
+        WHERE x.repo_id = ${p.aRepo} AND y.repo_id = ${p.bRepo}) AS shared
+    FROM issues i JOIN repositories r ON r.id = i.repo_id
+    WHERE (i.repo_id = ${p.aRepo} AND i.number = ${p.aNumber}) OR (i.repo_id = ${p.bRepo} AND i.number = ${p.bNumber})
+  ), inserted AS (
+    INSERT INTO dependencies (blocking_id, blocked_id, created_at)
+    SELECT a.id, b.id, CAST(${p.at} AS TEXT) FROM both_issues a JOIN both_issues b ON a.id <> b.id
+    WHERE a.repo_id = ${p.aRepo} AND a.number = ${p.aNumber} AND b.repo_id = ${p.bRepo} AND b.number = ${p.bNumber}
+    ON CONFLICT (blocking_id, blocked_id) DO NOTHING RETURNING seq
+  ), stamped AS (
+    UPDATE issues SET planning_changed_at = CAST(${p.at} AS TEXT)
+    WHERE id IN (SELECT id FROM both_issues) AND EXISTS (SELECT 1 FROM inserted) RETURNING id
+  )
+  SELECT both_issues.*, (SELECT seq FROM inserted) AS seq FROM both_issues`.compile(db)
+}))
+
+const paramsOf = ({ blocking: a, blocked: b }: Dependency): BothParams =>
+  ({ aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
 
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
 export function createDependenciesRepository (db: Executor, events?: DomainEvents) {
   const graph = new GraphSnapshot()
 
-  /** The dependency graph as of `version`: kept from the last change made here if nothing was written since, read otherwise. */
-  const graphAt = async (trx: Executor, version: number): Promise<GraphSnapshot> => {
+  /**
+   * The dependency graph as of `version`: kept from the last change made here if nothing was
+   * written since, read otherwise (without `written`, an edge this transaction has inserted).
+   */
+  const graphAt = async (trx: Executor, version: number, written?: { from: number, to: number }): Promise<GraphSnapshot> => {
     if (graph.version !== version) {
       const edges = await trx.selectFrom('dependencies as d').innerJoin('issues as i', 'i.id', 'd.blocked_id')
         .select(['d.blocking_id as from', 'd.blocked_id as to', 'i.repo_id']).execute()
-      graph.load(version, edges.map((e) => ({ from: Number(e.from), to: Number(e.to), toRepo: Number(e.repo_id) })))
+      const committed = edges.map((e) => ({ from: Number(e.from), to: Number(e.to), toRepo: Number(e.repo_id) }))
+      graph.load(version, written === undefined ? committed : committed.filter((e) => e.from !== written.from || e.to !== written.to))
     }
     return graph
   }
@@ -68,9 +96,11 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
    * repository), whether their repositories share a workspace, and the change counter as this
    * transaction sees it: one query.
    */
-  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<BothIssues> => {
+  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<BothIssues> =>
+    bothOf(dependency, (await bothQuery(trx, paramsOf(dependency))).rows)
+
+  const bothOf = (dependency: Dependency, rows: BothRow[]): BothIssues => {
     const { blocking: a, blocked: b } = dependency
-    const { rows } = await bothQuery(trx, { aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
     const idOf = (ref: IssueRef, side: string): number => {
       const row = rows.find((r) => Number(r.repo_id) === ref.repo_id && Number(r.number) === ref.issue_number)
       if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
@@ -98,13 +128,17 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
       return await writeTransaction(db, async (trx) => {
         // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
         await lockFor(trx, 'dependencies')
-        const both = await bothIssues(trx, dependency)
+        const stamping = engineOf(trx) === 'postgres'
+        const at = nowIso()
+        // On PostgreSQL the insert rides in the query for both issues; on SQLite it follows the checks.
+        const joined = stamping ? (await bothAndInsertQuery(trx, { ...paramsOf(dependency), at })).rows : undefined
+        const both = joined === undefined ? await bothIssues(trx, dependency) : bothOf(dependency, joined)
         const { blocking, blocked, shared, version } = both
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
-        // Read before the insert, so the kept graph never holds an edge that may yet be rolled back.
-        const known = await graphAt(trx, version)
-        const stamping = engineOf(trx) === 'postgres'
-        const { rows: [inserted] } = await (stamping ? insertStampingQuery : insertQuery)(trx, { blocking, blocked, at: nowIso() })
+        const seq = joined?.[0]?.seq
+        // The kept graph never holds an edge that may yet be rolled back: read before the insert, or without it.
+        const known = await graphAt(trx, version, seq == null ? undefined : { from: blocking, to: blocked })
+        const inserted = joined === undefined ? (await insertQuery(trx, { blocking, blocked, at })).rows[0] : seq == null ? undefined : { seq }
         if (inserted === undefined) {
           // The pair exists: nothing written, but the transaction still moves the counter; the kept graph stays good.
           afterCommit(trx, (committed) => graph.committed(version, committed, () => {}))

@@ -96,6 +96,17 @@ t.test('the graph kept for cycle checks follows writes made elsewhere', async (t
   t.equal((await create(a, 3, 1)).statusCode, 200, 'and its removal')
 })
 
+t.test('a refused edge never stays in the kept graph, even when the check read the graph after inserting it', async (t) => {
+  const app = await build(t)
+  const create = async (from: number, to: number) => (await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, from], [REPO, to]) })).statusCode
+  t.equal(await create(1, 2), 200)
+  t.equal(await create(1, 3), 200)
+  // Another write moves the counter: the next check reads the graph again, inside its transaction.
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/4/estimate`, payload: { estimate: 3 } })).statusCode, 200)
+  t.equal(await create(2, 1), 400, '2 → 1 closes a cycle with 1 → 2')
+  t.equal(await create(3, 2), 200, '3 → 2 closes none: the refused 2 → 1 is not in the graph the next check uses')
+})
+
 t.test('a dependency insert takes a bounded number of statements, whatever the graph', async (t) => {
   const executed: string[] = []
   const db = new Database(':memory:', { verbose: (sql) => executed.push(String(sql)) })
