@@ -17,6 +17,7 @@ import { signInMigration } from './sign-in.js'
 import { hostSignInMigration } from './host-sign-in.js'
 
 import type { Engine } from '../engine.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export type { Engine }
 
@@ -62,11 +63,14 @@ export async function migrate (db: Kysely<Database>, engine: Engine, schema?: st
   // their own): the introspection asks about every schema's columns (pg_get_serial_sequence), and one
   // dropped meanwhile is "no such schema", "no such relation" or "no such column". That is no reason
   // to fail, so look again.
+  // Many schemas dropped at once (tests running side by side) can fail several reads in a row:
+  // look again after a short, growing, jittered pause.
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrateOnce(db, engine, schema)
     } catch (err) {
-      if (!CATALOG_RACES.has(String((err as { code?: string }).code)) || attempt >= 5) throw err
+      if (!CATALOG_RACES.has(String((err as { code?: string }).code)) || attempt >= 10) throw err
+      await sleep(Math.round((20 + Math.random() * 30) * attempt))
     }
   }
 }
