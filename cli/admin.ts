@@ -229,11 +229,12 @@ export async function runAdminCommand (
       clear: { type: 'boolean' },
       email: { type: 'string' },
       limit: { type: 'string' },
-      cursor: { type: 'string' }
+      cursor: { type: 'string' },
+      help: { type: 'boolean', short: 'h' }
     }
   })
   const [command, ...args] = positionals
-  if (command === undefined || command === 'help') return USAGE
+  if (command === undefined || command === 'help' || values.help === true) return USAGE
   if (command === 'copy-to') return await copyTo(databasePath, need(args[0], 'PostgreSQL URL'), values.schema)
   const secrets = SecretBox.fromStrings(context.config?.secretKey, context.config?.previousSecretKey)
   const store = await openSqliteStore(databasePath, undefined, secrets)

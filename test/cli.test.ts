@@ -7,6 +7,9 @@ t.test('the admin CLI works on the database file directly', async (t) => {
   const database = join(t.testdir({}), 'planning.db')
   const run = async (...argv: string[]) => await runAdminCommand(database, argv)
   t.match(await run('help'), /usage: npm run admin/)
+  t.match(await run('--help'), /usage: npm run admin/, '--help prints the usage')
+  t.match(await run('-h'), /usage: npm run admin/)
+  t.match(await run('users', '--help'), /usage: npm run admin/)
   t.match(await run('create-user', 'dan', '--id', '7'), { id: 7, login: 'dan' })
   const { token } = await run('token', 'dan') as { token: string }
   t.match(await run('create-repo', '42', 'acme', 'cli'), { id: 42 })
