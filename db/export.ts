@@ -23,8 +23,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   const top = await db.selectFrom('issues').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst()
   const lastIssue = Number(top?.id ?? 0)
 
-  for await (const rows of pages(page, (after) => db.selectFrom('users').select(['id', 'login']).where('id', '>', after).orderBy('id').limit(page).execute())) {
-    for (const u of rows) yield ['users', { id: Number(u.id), login: u.login }]
+  for await (const rows of pages(page, (after) => db.selectFrom('users').select(['id', 'login', 'email']).where('id', '>', after).orderBy('id').limit(page).execute())) {
+    for (const u of rows) yield ['users', { id: Number(u.id), login: u.login, ...(u.email === null ? {} : { email: u.email }) }]
   }
 
   for await (const rows of pages(page, (after) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url', 'placeholder'])

@@ -32,7 +32,7 @@ function hostData () {
   return {
     ...fixture,
     repositories: [...fixture.repositories, { id: 77, owner: 'unknown', name: '77', placeholder: true }],
-    users: [...fixture.users, { id: 9, login: 'erin' }],
+    users: [...fixture.users.map((u) => u.login === 'bob' ? { ...u, email: 'Bob@example.com' } : u), { id: 9, login: 'erin' }],
     milestones: [...fixture.milestones, { repo_id: REPO, number: 2, title: 'v2.0', due_on: '2026-12-01T00:00:00Z', state: 'closed' as const }],
     issues: fixture.issues.map((i) => i.repo_id === REPO && hosted[i.number] !== undefined ? { ...i, ...hosted[i.number], milestone_number: 2 } : i),
     workspaces: fixture.workspaces.map((w) => w.id === WS_OLD ? { ...w, pipelines: w.pipelines.map((p: any) => p.id === P.doing ? { ...p, host_label: 'In progress' } : p) } : w)
@@ -85,6 +85,8 @@ t.test('export → import on an empty server: the same answers on every endpoint
   const backup = res.json()
   t.notMatch(res.body, /token|hash/, 'no tokens or hashes in the file')
   t.same(backup.users.map((u: any) => u.login), ['alice', 'bob', 'carol', 'dave', 'erin'])
+  t.same(backup.users.find((u: any) => u.login === 'bob').email, 'Bob@example.com', 'emails come along')
+  t.notOk('email' in backup.users.find((u: any) => u.login === 'erin'), 'no email, no field')
   t.same(backup.repositories.find((r: any) => r.id === 77), { id: 77, owner: 'unknown', name: '77', placeholder: true, permissions: {} })
   t.equal(backup.epics.length, 2)
   t.equal(backup.dependencies.length, 2)
