@@ -9,6 +9,7 @@ import { ownAccount } from '../services/host-account.js'
 import { permissionReader } from '../services/host-permissions.js'
 import { repositoryLookup } from '../services/host-repository.js'
 import { handleDelivery } from '../services/issue-host.js'
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './core/validation.js'
 
 const found = Symbol('planningConnection')
 declare module 'fastify' {
@@ -36,6 +37,12 @@ const signatureOf = (request: FastifyRequest): string | undefined => {
   const bare = header(request, 'x-gitea-signature', 'x-forgejo-signature')
   const value = header(request, 'x-hub-signature-256') ?? (bare === undefined ? undefined : `sha256=${bare}`)
   return value === undefined ? undefined : value.trim().toLowerCase()
+}
+
+/** A parsed delivery, refused (400) when it nests deeper than any host's payload does. */
+const shallow = (value: unknown, part: string): unknown => {
+  if (nestsDeeperThan(value)) throw httpErrors.badRequest(`${part} nests deeper than ${MAX_JSON_DEPTH} levels`)
+  return value
 }
 
 const signatureMatches = (secret: string, body: Buffer, signature: string): boolean => {
@@ -73,7 +80,7 @@ const integrations: FastifyPluginAsyncTypebox<IntegrationsOptions> = async (fast
   fastify.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_DELIVERY_BYTES }, (request, body, done) => {
     try {
       verified(request, body as Buffer)
-      done(null, JSON.parse((body as Buffer).toString('utf8')))
+      done(null, shallow(JSON.parse((body as Buffer).toString('utf8')), 'body'))
     } catch (err) {
       done(err instanceof SyntaxError ? httpErrors.badRequest('body is not valid JSON') : err as Error, undefined)
     }
@@ -83,7 +90,7 @@ const integrations: FastifyPluginAsyncTypebox<IntegrationsOptions> = async (fast
       verified(request, body as Buffer)
       const payload = new URLSearchParams((body as Buffer).toString('utf8')).get('payload')
       if (payload === null) throw httpErrors.badRequest('body/payload is missing')
-      done(null, JSON.parse(payload))
+      done(null, shallow(JSON.parse(payload), 'body/payload'))
     } catch (err) {
       done(err instanceof SyntaxError ? httpErrors.badRequest('body/payload is not valid JSON') : err as Error, undefined)
     }

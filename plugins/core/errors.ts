@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import { isDatabaseUnavailable } from '../../db/engine.js'
 import { DomainError } from '../../db/errors.js'
-import { validatorCompiler } from './validation.js'
+import { MAX_JSON_DEPTH, nestsDeeperThan, validatorCompiler } from './validation.js'
 
 /**
  * One error shape for everything the API answers: `{statusCode, error, message}`. Bad input is
@@ -23,7 +23,13 @@ export default fp<{ sharedValidators?: boolean }>(async (fastify, opts) => {
       done(null, undefined)
       return
     }
-    json(request, text, done)
+    json(request, text, (err, parsed) => {
+      if (err === null && nestsDeeperThan(parsed)) {
+        done(Object.assign(new Error(`body nests deeper than ${MAX_JSON_DEPTH} levels`), { statusCode: 400 }), undefined)
+        return
+      }
+      done(err, parsed)
+    })
   })
 
   fastify.setErrorHandler(errorReply)

@@ -18,13 +18,40 @@ const DECIMAL = /^(0|[1-9][0-9]*)$/
 
 const refusal = (message: string) => ({ error: Object.assign(new Error(message), { statusCode: 400 }) })
 
-/** Where the first string holding a NUL character is (`/message`, `/add_issues/0/title`), if any. */
+/**
+ * How deep a JSON body may nest: the deepest the API takes is a few levels, and a host's webhook
+ * payload about ten. A deeper body is refused before anything walks it.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/** Whether a parsed JSON value nests deeper than `limit` levels (walked without recursion). */
+export function nestsDeeperThan (value: unknown, limit = MAX_JSON_DEPTH): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (typeof node !== 'object' || node === null) continue
+    if (depth >= limit) return true
+    for (const key in node) stack.push([(node as Record<string, unknown>)[key], depth + 1])
+  }
+  return false
+}
+
+/**
+ * Where the first string holding a NUL character is (`/message`, `/add_issues/0/title`), if any.
+ * Walked without recursion: a value nested 50,000 levels deep must not exhaust the stack.
+ */
 export function nulAt (value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const key in value) {
-    const found = nulAt((value as Record<string, unknown>)[key], `${path}/${key}`)
-    if (found !== undefined) return found
+  const stack: Array<[unknown, string]> = [[value, path]]
+  while (stack.length > 0) {
+    const [node, at] = stack.pop()!
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return at
+      continue
+    }
+    if (typeof node !== 'object' || node === null) continue
+    // Pushed last key first, so the first NUL in document order is found first.
+    const keys = Object.keys(node)
+    for (let i = keys.length - 1; i >= 0; i--) stack.push([(node as Record<string, unknown>)[keys[i]!], `${at}/${keys[i]!}`])
   }
   return undefined
 }
