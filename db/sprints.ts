@@ -65,6 +65,20 @@ function coverage (rows: Array<{ starts_at: string, ends_at: string }>, now: num
   }
 }
 
+/**
+ * The plan's sprint holding `now`, when none is active and the plan has begun: a start today or in the
+ * past gives a current sprint at once. Clipped to the sprints around it (after a re-plan left a gap).
+ */
+function currentSlot (config: SprintConfig, rows: Array<{ starts_at: string, ends_at: string }>, now: number): ReturnType<typeof planned> | undefined {
+  if (rows.some((s) => sprintState(s, now) === 'active')) return undefined
+  const k = planIndex(config, now)
+  if (k < 0) return undefined
+  const plan = planned(config, k)
+  const start = Math.max(Date.parse(plan.starts_at), ...rows.map((s) => Date.parse(s.ends_at)).filter((end) => end <= now))
+  const end = Math.min(Date.parse(plan.ends_at), ...rows.map((s) => Date.parse(s.starts_at)).filter((begin) => begin > now))
+  return { number: plan.number, starts_at: new Date(start).toISOString(), ends_at: new Date(end).toISOString() }
+}
+
 const ref = (row: SprintRow): SprintRef => ({ id: row.id, name: row.name, starts_at: row.starts_at, ends_at: row.ends_at })
 
 /**
@@ -106,6 +120,13 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
   const generate = async (trx: Executor, workspaceId: string, config: SprintConfig, now: number): Promise<void> => {
     const existing = await sprintsOf(trx, workspaceId)
     let { active, future } = coverage(existing, now)
+    const current = currentSlot(config, existing, now)
+    if (current !== undefined) {
+      const row = { id: newObjectId(), workspace_id: workspaceId, ...current, name: `Sprint ${current.number}`, started: 0, ended: 0 }
+      await trx.insertInto('sprints').values(row).execute()
+      existing.push(row)
+      active = true
+    }
     const first = Math.max(planIndex(config, now), 0)
     for (let k = first; k < first + 100 && future < (active ? AHEAD : AHEAD + 1); k++) {
       const plan = planned(config, k)
@@ -164,6 +185,7 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
     if (due !== undefined) return true
     const open = await db.selectFrom('sprints').select(['starts_at', 'ends_at']).where('workspace_id', '=', workspaceId).where('ends_at', '>', at).execute()
     const { active, future } = coverage(open, now)
+    if (!active && planIndex(config, now) >= 0) return true
     return future < (active ? AHEAD : AHEAD + 1)
   }
 
@@ -242,8 +264,10 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
         const future = rows.filter((s) => s.started === 0 && Date.parse(s.starts_at) > now)
         const kept = rows.filter((s) => !future.includes(s))
         const keptEnd = Math.max(now, ...kept.map((s) => Date.parse(s.ends_at)))
-        const wanted: Array<ReturnType<typeof planned>> = []
         const active = kept.some((s) => sprintState(s, now) === 'active')
+        // A plan that has begun holds today's sprint at once; the nearest future sprint (and its issues) becomes it.
+        const current = currentSlot(config, kept, now)
+        const wanted: Array<ReturnType<typeof planned>> = current === undefined ? [] : [current]
         for (let k = Math.max(planIndex(config, now), 0); wanted.length < (active ? AHEAD : AHEAD + 1) && k < 1000; k++) {
           const plan = planned(config, k)
           if (Date.parse(plan.starts_at) > now && Date.parse(plan.starts_at) >= keptEnd) wanted.push(plan)

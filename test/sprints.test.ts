@@ -68,6 +68,52 @@ t.test('sprint config: permissions and validation', async (t) => {
   t.equal((await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprints` })).json().length, 0, 'another workspace has none')
 })
 
+t.test('a plan that starts today or in the past has its current sprint at once', async (t) => {
+  const clock = { now: Date.parse('2026-03-25T12:00:00Z') }
+  const { app } = await buildWithHistory(t, { clock: () => clock.now, sprintTickMs: 0 })
+  const url = `/p2/workspaces/${WS_OLD}/sprint_config`
+  type Row = { id: string, name: string, state: string, starts_at: string, ends_at: string }
+  const list = async (ws: string, query = ''): Promise<Row[]> => (await app.as('alice', { url: `/p2/workspaces/${ws}/sprints${query}` })).json()
+
+  t.equal((await app.as('alice', { method: 'PUT', url, payload: { ...BERLIN, starts_on: '2026-03-25' } })).statusCode, 200)
+  const today = await list(WS_OLD, '?state=active')
+  t.same(today.map((s) => [s.name, s.starts_at, s.ends_at]), [['Sprint 1', '2026-03-24T23:00:00.000Z', '2026-03-31T22:00:00.000Z']], 'a start today: Sprint 1 is active')
+  t.same((await list(WS_OLD)).map((s) => [s.name, s.state]), [['Sprint 1', 'active'], ['Sprint 2', 'future'], ['Sprint 3', 'future'], ['Sprint 4', 'future']], 'the current one and the next three')
+  const burndown = await app.as('alice', { url: `/p2/sprints/${today[0].id}/burndown` })
+  t.equal(burndown.statusCode, 200, 'a burndown on day one')
+  t.same(burndown.json().days.map((d: { date: string }) => d.date), ['2026-03-25'])
+
+  // A start in the past: the sprint holding today is numbered from the start, as the plan has it.
+  const past = `/p2/workspaces/${WS_NEW}/sprint_config`
+  t.equal((await app.as('alice', { method: 'PUT', url: past, payload: { ...BERLIN, starts_on: '2026-03-09' } })).statusCode, 200)
+  t.same((await list(WS_NEW)).map((s) => [s.name, s.state, s.starts_at]), [
+    ['Sprint 3', 'active', '2026-03-22T23:00:00.000Z'], ['Sprint 4', 'future', '2026-03-29T22:00:00.000Z'],
+    ['Sprint 5', 'future', '2026-04-05T22:00:00.000Z'], ['Sprint 6', 'future', '2026-04-12T22:00:00.000Z']
+  ])
+})
+
+t.test('moving a plan that has not begun to today makes its nearest sprint the current one, issues and all', async (t) => {
+  const clock = { now: Date.parse('2026-03-20T12:00:00Z') }
+  const { app } = await buildWithHistory(t, { clock: () => clock.now, sprintTickMs: 0 })
+  const url = `/p2/workspaces/${WS_OLD}/sprint_config`
+  await app.as('alice', { method: 'PUT', url, payload: BERLIN })
+  const [s1] = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/sprints` })).json()
+  await app.as('alice', { method: 'POST', url: `/p2/sprints/${s1.id}/issues`, payload: { issues: [ref(REPO, 2)] } })
+  t.equal((await app.as('alice', { method: 'PUT', url, payload: { ...BERLIN, starts_on: '2026-03-16' } })).statusCode, 200)
+  const active = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/sprints?state=active` })).json()
+  t.same(active.map((s: { id: string, name: string, starts_at: string, issues_total: number }) => [s.id, s.name, s.starts_at, s.issues_total]), [[s1.id, 'Sprint 1', '2026-03-15T23:00:00.000Z', 1]])
+  const feed = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/sprint_events?limit=100` })).json()
+  t.same(feed.filter((e: { type: string }) => e.type === 'sprint_started').map((e: { sprint_id: string }) => e.sprint_id), [s1.id], 'started once')
+
+  // A re-plan that leaves a gap after the active sprint: the gap becomes a sprint when it comes.
+  clock.now = Date.parse('2026-03-25T12:00:00Z')
+  await app.as('alice', { method: 'PUT', url, payload: { ...BERLIN, length_weeks: 2, starts_on: '2026-03-25' } })
+  clock.now = Date.parse('2026-04-01T12:00:00Z')
+  const now = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/sprints?state=active` })).json()
+  t.equal(now.length, 1, 'a sprint holds today')
+  t.same([now[0].name, now[0].starts_at, now[0].ends_at], ['Sprint 1', '2026-03-29T22:00:00.000Z', '2026-04-07T22:00:00.000Z'], 'from the end of the last to the plan\'s next start')
+})
+
 t.test('sprint issues, carry-over at the boundary, review, burndown in two zones, events', async (t) => {
   const clock = { now: Date.parse('2026-03-20T12:00:00Z') }
   const { app, db } = await buildWithHistory(t, { clock: () => clock.now, sprintTickMs: 0, webhooks: { worker: false } })
