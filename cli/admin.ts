@@ -321,7 +321,7 @@ async function runOn (
       const label = values.clear === true ? null : need(args[2], 'label (or --clear)')
       // eslint-disable-next-line no-control-regex
       if (label !== null && (label.length > 50 || /[\u0000-\u001f,]/.test(label))) throw new Error('a label has at most 50 characters, no commas or control characters')
-      await setPipelineLabel(store.db, need(args[0], 'workspace id'), need(args[1], 'pipeline id'), label)
+      await setPipelineLabel(store.db, need(args[0], 'workspace id'), need(args[1], 'pipeline id'), label, { actor: 'admin-cli' })
       return { workspace_id: args[0], pipeline_id: args[1], host_label: label }
     }
     case 'outbox': return await createHostWrites(store.db).outbox(need(args[0], 'connection id'))

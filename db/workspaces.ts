@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { AdminWorkspace } from '../schemas/admin.js'
 import type { Workspace } from '../schemas/boards.js'
+import { createAuditRepository } from './audit.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { prepared } from './prepared.js'
@@ -151,6 +152,7 @@ export function createWorkspacesRepository (db: Executor) {
         const pid = entry.id ?? newObjectId()
         if (await pipeline(pid) !== undefined) throw new Conflict(`pipeline ${pid} already exists`)
         const label = entry.host_label ?? null
+        checkHostLabel(label, `pipelines/${i}/host_label`)
         if (label !== null && input.pipelines.slice(0, i).some((o) => typeof o !== 'string' && o.host_label?.toLowerCase() === label.toLowerCase())) {
           throw new Invalid(`two pipelines name the label '${label}'`)
         }
@@ -199,10 +201,24 @@ export function createWorkspacesRepository (db: Executor) {
 
 export type WorkspacesRepository = ReturnType<typeof createWorkspacesRepository>
 
-/** Names (or with null, clears) the issue-host label of a pipeline; two pipelines of a workspace cannot share one. */
-export async function setPipelineLabel (db: Executor, workspaceId: string, pipelineId: string, label: string | null): Promise<void> {
+/**
+ * A label made only of dots is refused: it becomes a path segment of the host's API (`…/labels/..`),
+ * which URL parsing collapses even when escaped (docs/connections.md, "Two-way sync").
+ */
+export function checkHostLabel (label: string | null, field = 'host_label'): void {
+  if (label !== null && /^\.+$/.test(label)) throw new Invalid(`${field} must not be made only of dots`)
+}
+
+/**
+ * Names (or with null, clears) the issue-host label of a pipeline; two pipelines of a workspace
+ * cannot share one. The change and who made it go to the audit log in the same transaction.
+ */
+export async function setPipelineLabel (
+  db: Executor, workspaceId: string, pipelineId: string, label: string | null, by: { actor: string, address?: string }
+): Promise<void> {
+  checkHostLabel(label)
   await writeTransaction(db, async (trx) => {
-    const found = await trx.selectFrom('pipelines').select('id').where('id', '=', pipelineId).where('workspace_id', '=', workspaceId).executeTakeFirst()
+    const found = await trx.selectFrom('pipelines').select(['id', 'host_label']).where('id', '=', pipelineId).where('workspace_id', '=', workspaceId).executeTakeFirst()
     if (found === undefined) throw new NotFound(`pipeline ${pipelineId} not found in workspace ${workspaceId}`)
     try {
       await trx.updateTable('pipelines').set({ host_label: label }).where('id', '=', pipelineId).execute()
@@ -210,5 +226,13 @@ export async function setPipelineLabel (db: Executor, workspaceId: string, pipel
       if (isUniqueViolation(err)) throw new Conflict(`another pipeline of workspace ${workspaceId} names the label '${label ?? ''}'`)
       throw err
     }
+    if (found.host_label === label) return
+    await createAuditRepository(trx).record({
+      actor: by.actor,
+      action: 'pipeline.label_set',
+      target: `workspace:${workspaceId}`,
+      address: by.address ?? null,
+      detail: { pipeline_id: pipelineId, host_label: label, previous: found.host_label }
+    })
   })
 }

@@ -61,7 +61,7 @@ const identityRoutes: FastifyPluginAsyncTypebox<{ tags: string[], errors: Record
   fastify.patch('/workspaces/:workspace_id/pipelines/:pipeline_id', {
     schema: { tags, summary: 'Name (or with null, clear) the issue-host label a pipeline writes', params: PipelineParams, body: PipelineLabelBody, response: { 204: EmptyBody, ...errors } }
   }, async (request, reply) => {
-    await setPipelineLabel(db, request.params.workspace_id, request.params.pipeline_id, request.body.host_label)
+    await setPipelineLabel(db, request.params.workspace_id, request.params.pipeline_id, request.body.host_label, { actor: 'admin', address: request.ip })
     return await reply.status(204).send(undefined)
   })
 

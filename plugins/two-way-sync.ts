@@ -88,7 +88,7 @@ const twoWaySync: FastifyPluginAsyncTypebox<TwoWaySyncOptions> = async (fastify,
       if (!readable.has(repoId)) throw httpErrors.forbidden('admin permission on every repository of the workspace is required')
       await fastify.planningAuth.requireAccess(request, repoId, 'admin')
     }
-    await setPipelineLabel(store.db, workspaceId, pipelineId, request.body.host_label)
+    await setPipelineLabel(store.db, workspaceId, pipelineId, request.body.host_label, { actor: `user:${request.planningUser!.login}`, address: request.ip })
     return await reply.status(204).send(undefined)
   })
 

@@ -1,5 +1,5 @@
 import type { Connection } from '../db/connections.js'
-import { HostUnavailable } from '../db/errors.js'
+import { HostUnavailable, Invalid } from '../db/errors.js'
 
 /** The host answered, but not with success: its status and a short reason, never its whole body. */
 export class HostAnswer extends HostUnavailable {
@@ -29,6 +29,16 @@ function reasonOf (text: string): string {
   } catch {}
   // eslint-disable-next-line no-control-regex
   return message.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 200)
+}
+
+/**
+ * One path segment of a host request, escaped. A segment made only of dots is refused: URL parsing
+ * collapses `.` and `..` even escaped, so a label `..` would make `DELETE …/issues/1/labels/..`
+ * into `DELETE …/issues/1/` (and `.` into removing every label).
+ */
+export function pathSegment (value: string, what: string): string {
+  if (/^\.*$/.test(value)) throw new Invalid(`${what} '${value}' cannot name a host resource: it is empty or made only of dots`)
+  return encodeURIComponent(value)
 }
 
 export interface HostRequest {

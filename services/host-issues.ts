@@ -5,7 +5,7 @@ import { createHostSync } from '../db/host-sync.js'
 import { issueByNumber, type Repository } from '../db/repositories.js'
 import type { PlanningStore } from '../db/store.js'
 import type { User } from '../db/users.js'
-import { hostRequest } from './host-api.js'
+import { hostRequest, pathSegment } from './host-api.js'
 import { labelIds, labelsById, requireLabelIds } from './host-labels.js'
 import { hostIssue } from './issue-host.js'
 
@@ -35,7 +35,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
     if (row.connection_id === null) return undefined
     const connection = await store.connections.require(row.connection_id)
     if (connection.token === null) throw new Conflict(`repository ${repoId} is bound to connection ${connection.id}, which has no API token to write with`)
-    return { connection, path: `/repos/${encodeURIComponent(row.owner)}/${encodeURIComponent(row.name)}/issues` }
+    return { connection, path: `/repos/${pathSegment(row.owner, 'owner')}/${pathSegment(row.name, 'repository')}/issues` }
   }
   const call = (connection: Connection) => ({ connection, fetch: options.fetch, timeoutMs: options.timeoutMs })
 

@@ -1,7 +1,7 @@
 import type { Connection } from '../db/connections.js'
 import { HostUnavailable } from '../db/errors.js'
 import type { HostRepository } from '../db/host-sync.js'
-import { HostAnswer, hostRequest } from './host-api.js'
+import { HostAnswer, hostRequest, pathSegment } from './host-api.js'
 import { permissionOf, type PermissionReader } from './issue-host.js'
 
 export interface PermissionReaderOptions {
@@ -19,7 +19,7 @@ export interface PermissionReaderOptions {
 export function permissionReader (connection: Connection, options: PermissionReaderOptions = {}): PermissionReader | undefined {
   if (connection.token === null) return undefined
   return async (repo: HostRepository, login: string) => {
-    const path = `/repos/${[repo.owner, repo.name].map(encodeURIComponent).join('/')}/collaborators/${encodeURIComponent(login)}/permission`
+    const path = `/repos/${pathSegment(repo.owner, 'owner')}/${pathSegment(repo.name, 'repository')}/collaborators/${pathSegment(login, 'login')}/permission`
     let body: { permission?: unknown } | undefined
     try {
       // A 404 is no collaborator (any more): no access.

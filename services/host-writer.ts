@@ -3,7 +3,7 @@ import type { Connection } from '../db/connections.js'
 import { Invalid } from '../db/errors.js'
 import { createHostWrites, type ClaimedWrite, type WantedLabels } from '../db/host-writes.js'
 import type { PlanningStore } from '../db/store.js'
-import { hostRequest, HostAnswer } from './host-api.js'
+import { hostRequest, HostAnswer, pathSegment } from './host-api.js'
 import { labelIds, labelsById, requireLabelIds } from './host-labels.js'
 
 export interface HostWriterOptions {
@@ -127,12 +127,14 @@ export class HostWriter {
 
   /** Adds the wanted pipeline labels and takes the other pipelines' labels off. */
   private async writeLabels (connection: Connection, wanted: WantedLabels): Promise<void> {
-    const repoPath = `/repos/${encodeURIComponent(wanted.owner)}/${encodeURIComponent(wanted.name)}`
+    const repoPath = `/repos/${pathSegment(wanted.owner, 'owner')}/${pathSegment(wanted.name, 'repository')}`
     const base = `${repoPath}/issues/${wanted.number}/labels`
     const call = { connection, fetch: this.options.fetch, timeoutMs: this.options.timeoutMs }
     if (!labelsById(connection)) {
+      // Every path is built before the first call: a label that cannot be one refuses the whole write.
+      const removals = wanted.remove.map((label) => `${base}/${pathSegment(label, 'label')}`)
       if (wanted.add.length > 0) await hostRequest({ ...call, method: 'POST', path: base, body: { labels: wanted.add } })
-      for (const label of wanted.remove) await hostRequest({ ...call, method: 'DELETE', path: `${base}/${encodeURIComponent(label)}`, allow: [404] })
+      for (const path of removals) await hostRequest({ ...call, method: 'DELETE', path, allow: [404] })
       return
     }
     // Gitea and Forgejo: by id; a label to take off that the repository does not have is not on the issue either.

@@ -1,5 +1,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
+import Database from 'better-sqlite3'
+import pg from 'pg'
 import { fileURLToPath } from 'node:url'
 import { buildApp, type BuildOptions } from '../app.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
@@ -115,4 +117,32 @@ export async function build (t: Test, options: BuildOptions & { fixture?: unknow
     if (res.statusCode !== 200) throw new Error(`fixture import failed: ${res.body}`)
   }
   return app
+}
+
+/**
+ * `build` on either engine, plus plain SQL on the same database from outside the app (a row the
+ * API would refuse, a statement count). `?` placeholders; rows come back as objects.
+ */
+export async function buildWithSql (t: Test, options: BuildOptions & { fixture?: unknown } = {}) {
+  if (TEST_DATABASE_URL !== undefined) {
+    const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` })
+    await client.connect()
+    t.teardown(async () => {
+      await client.end()
+      await drop()
+    })
+    const app = await build(t, { ...options, databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 4 })
+    let n = 0
+    const sql = async (text: string, params: unknown[] = []) => (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as Array<Record<string, unknown>>
+    return { app, sql: async (text: string, params: unknown[] = []) => { n = 0; return await sql(text, params) } }
+  }
+  const handle = new Database(':memory:')
+  t.teardown(() => handle.close())
+  const app = await build(t, { ...options, database: handle })
+  const sql = async (text: string, params: unknown[] = []) => {
+    const statement = handle.prepare(text)
+    return (statement.reader ? statement.all(...params) : (statement.run(...params), [])) as Array<Record<string, unknown>>
+  }
+  return { app, sql }
 }

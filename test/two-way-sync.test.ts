@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from '../app.js'
 import { deliver, SECRET } from './deliveries.js'
 import { formReceiver } from './receiver.js'
-import { ADMIN_TOKEN, build, SECRET_KEY, testFixture, type App } from './helper.js'
+import { ADMIN_TOKEN, build, buildWithSql, SECRET_KEY, testFixture, type App } from './helper.js'
 
 const OWN = 7 // the token's own account on the fake host
 
@@ -245,4 +245,46 @@ t.test('the host\'s label and assignee changes: in the events feed and to webhoo
   t.equal(again.statusCode, 200)
   const after = (await app.as('bob', { url: '/p1/repositories/6000/events' })).json().data as unknown[]
   t.equal(after.length, feed.length, 'an edit that changes no label or assignee adds no event')
+})
+
+t.test('a label made only of dots: refused with its field named, and never built into a host path; label changes are audited', async (t) => {
+  const host = await fakeHost(t)
+  const sync = { retryBaseMs: 20, pollMs: 50, maxAttempts: 1 }
+  const { app, sql } = await buildWithSql(t, { webhooks: { worker: false }, hosts: { allowPrivate: true }, sync })
+  const s = await setUp(t, app, host.url)
+  for (const dots of ['.', '..', '...']) {
+    const refused = await s.label(s.doing, dots)
+    t.equal(refused.statusCode, 400, `'${dots}' is refused`)
+    t.match(refused.json().message, /host_label must not be made only of dots/)
+    const byAdmin = await app.admin({ method: 'PATCH', url: `/admin/workspaces/${s.ws}/pipelines/${s.doing}`, payload: { host_label: dots } })
+    t.equal(byAdmin.statusCode, 400, `'${dots}' is refused on the admin API too`)
+  }
+  const fixture = await app.admin({ method: 'POST', url: '/admin/workspaces', payload: { name: 'Dots', repositories: [6000], pipelines: [{ name: 'A', host_label: '..' }] } })
+  t.equal(fixture.statusCode, 400, 'and in a new workspace')
+  t.equal((await s.label(s.doing, 'a.b')).statusCode, 204, 'dots among other characters are a label')
+
+  // Label changes are in the audit log, with who made them and the label before.
+  t.equal((await s.label(s.doing, 'status: doing')).statusCode, 204)
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/workspaces/${s.ws}/pipelines/${s.doing}`, payload: { host_label: null } })).statusCode, 204)
+  const audit = (await app.admin({ url: '/admin/audit?limit=50' })).json().entries as Array<{ actor: string, action: string, target: string, detail: Record<string, unknown> }>
+  const changes = audit.filter((e) => e.action === 'pipeline.label_set').reverse()
+  t.match(changes, [
+    { actor: 'user:alice', target: `workspace:${s.ws}`, detail: { pipeline_id: s.doing, host_label: 'a.b', previous: null } },
+    { actor: 'user:alice', detail: { host_label: 'status: doing', previous: 'a.b' } },
+    { actor: 'admin', detail: { host_label: null, previous: 'status: doing' } }
+  ])
+  t.equal(changes.length, 3, 'one entry a change')
+  t.notOk(audit.some((e) => e.action === 'admin.write' && String(e.detail.request).includes('/pipelines/')), 'the admin write is not audited twice')
+
+  // A label stored before the check (or by any other way) is still never sent as a path.
+  await sql('UPDATE pipelines SET host_label = ? WHERE id = ?', ['..', s.done])
+  await s.label(s.doing, 'status: doing')
+  await deliver(app, s.connection, 'issues', { action: 'labeled', repository: repo, issue: issue({ labels: [{ name: '..', color: 'ededed' }] }), label: { name: '..' }, sender: { id: 42, login: 'someone' } })
+  t.equal(await s.where(), s.done)
+  host.writes.length = 0
+  await s.move(s.doing)
+  await waitFor(async () => (await app.admin({ url: `/admin/connections/${s.connection}/outbox` })).json()[0]?.status === 'failed')
+  const [entry] = (await app.admin({ url: `/admin/connections/${s.connection}/outbox` })).json()
+  t.match(entry.last_error, /label '\.\.' cannot name a host resource/)
+  t.same(host.writes, [], 'nothing was sent to the host, not even the label to add')
 })
