@@ -2,7 +2,11 @@ import t from 'tap'
 import { once } from 'node:events'
 import WebSocket from 'ws'
 import type { Test } from 'tap'
-import { build, TOKENS, type App } from './helper.js'
+import Fastify from 'fastify'
+import fp from 'fastify-plugin'
+import { planningApi, serverOptions, type PlanningStore } from '../app.js'
+import { ADMIN_TOKEN, build, testFixture, TOKENS, type App } from './helper.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
 type Login = keyof typeof TOKENS
 
@@ -295,4 +299,76 @@ t.test('keepalive pings, and a client that stops answering is dropped', async (t
   t.teardown(() => silent.terminate())
   const [code] = await once(silent, 'close')
   t.equal(code, 1006, 'terminated after a missed pong')
+})
+
+/**
+ * The API with its store in reach (registered without encapsulation), the test fixture loaded, and
+ * the feed's set-up made slow as on a busy PostgreSQL: the latest seq is read, then answered `ms` later.
+ */
+async function slowSetUp (t: Test, ms: number): Promise<App & { planningStore: PlanningStore }> {
+  let database = {}
+  if (TEST_DATABASE_URL !== undefined) {
+    const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+    database = { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 4 }
+    t.teardown(drop)
+  }
+  const app = Fastify(serverOptions({ logLevel: 'silent' })) as unknown as App & { planningStore: PlanningStore }
+  await app.register(fp(planningApi), { ...database, adminToken: ADMIN_TOKEN, documentation: false, rateLimit: false })
+  await app.ready()
+  t.teardown(async () => await app.close())
+  app.as = async (login, opts) => await app.inject({ ...opts, headers: { 'x-authentication-token': TOKENS[login], ...opts.headers } })
+  const imported = await app.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: testFixture() })
+  t.equal(imported.statusCode, 200)
+  const repo = app.planningStore.chat
+  const latestSeq = repo.latestSeq
+  repo.latestSeq = async () => {
+    const seq = await latestSeq()
+    await new Promise((resolve) => setTimeout(resolve, ms))
+    return seq
+  }
+  return app
+}
+
+t.test('frames sent in the open handler are answered after the welcome; events during set-up are not missed', async (t) => {
+  const app = await slowSetUp(t, 300)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const start = await app.planningStore.chat.latestSeq()
+  for (let i = 0; i < 3; i++) await send(app, 'dave', `before ${i}`)
+
+  const socket = new WebSocket(`${address.replace('http', 'ws')}/api/v1/ws?access_token=${TOKENS.carol}`)
+  t.teardown(() => socket.terminate())
+  const frames: Frame[] = []
+  socket.on('message', (raw) => frames.push(JSON.parse(String(raw)) as Frame))
+  // As docs/chat.md's example does: resume at once, from the last seq the client had.
+  socket.on('open', () => {
+    socket.send(JSON.stringify({ type: 'resume', after_seq: start }))
+    socket.send(JSON.stringify({ type: 'ping' }))
+  })
+  await once(socket, 'open')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(frames.length, 0, 'still setting up')
+  t.equal((await send(app, 'dave', 'during set-up')).statusCode, 201)
+
+  const deadline = Date.now() + 5000
+  const texts = () => frames.filter((f) => f.type === 'message.created').map((f) => (f.data as { text: string }).text)
+  while (!(['before 0', 'before 1', 'before 2', 'during set-up'].every((text) => texts().includes(text)) && frames.some((f) => f.type === 'pong'))) {
+    if (Date.now() > deadline) throw new Error(`frames missing; got ${JSON.stringify(frames)}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  t.equal(frames[0].type, 'welcome', 'the welcome comes first')
+  t.equal(frames[0].seq, start + 3, 'the message sent during set-up is newer than the welcome\'s seq')
+  t.equal(frames[1].type, 'message.created', 'what was published during set-up follows the welcome')
+  t.same([...new Set(texts())], ['during set-up', 'before 0', 'before 1', 'before 2'], 'the resume replayed what the client missed')
+  t.same(frames.filter((f) => f.type === 'error'), [], 'no frame was refused')
+})
+
+t.test('more frames before the welcome than are held close the socket', async (t) => {
+  const app = await slowSetUp(t, 300)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const socket = new WebSocket(`${address.replace('http', 'ws')}/api/v1/ws?access_token=${TOKENS.carol}`)
+  t.teardown(() => socket.terminate())
+  socket.on('open', () => { for (let i = 0; i < 17; i++) socket.send(JSON.stringify({ type: 'ping' })) })
+  const [code, reason] = await once(socket, 'close')
+  t.equal(code, 1008)
+  t.equal(String(reason), 'at most 16 frames before the welcome')
 })

@@ -7,7 +7,16 @@ const MAX_BUFFERED = 1024 * 1024
 export const CLOSE_UNAUTHORIZED = 4001
 export const CLOSE_TOO_SLOW = 4008
 
-interface Client { socket: WebSocket, lastSeq: number, moderator: boolean }
+/** Events held for a socket whose welcome is not sent yet; a set-up that takes longer drops it. */
+const MAX_HELD_EVENTS = 10_000
+
+export interface Client {
+  socket: WebSocket
+  lastSeq: number
+  moderator: boolean
+  /** events published while the socket was being set up (see `start`), else null */
+  held: ChatEvent[] | null
+}
 
 /** Feed events only moderators receive: the queue, filters, timers and permits. */
 const MODERATOR_EVENTS = ['held.', 'filter.', 'timer.', 'permit.']
@@ -32,16 +41,37 @@ export class ChatHub {
     return this.clients.size
   }
 
-  /** `moderator`: the client's user was a moderator or the broadcaster when it connected. */
-  add (socket: WebSocket, lastSeq: number, moderator = false): Client {
-    const client = { socket, lastSeq, moderator }
+  get all (): Iterable<Client> {
+    return this.clients
+  }
+
+  /**
+   * `moderator`: the client's user was a moderator or the broadcaster when it connected. Without
+   * `lastSeq`, what is published is held until `start` says where the client's feed begins, so
+   * nothing committed between reading the latest `seq` and the welcome is missed.
+   */
+  add (socket: WebSocket, lastSeq?: number, moderator = false): Client {
+    const client: Client = { socket, lastSeq: lastSeq ?? 0, moderator, held: lastSeq === undefined ? [] : null }
     this.clients.add(client)
     socket.on('close', () => this.clients.delete(client))
     return client
   }
 
+  /** The client's feed begins after `lastSeq`: what was held meanwhile and is newer goes out. */
+  start (client: Client, lastSeq: number): void {
+    const held = client.held ?? []
+    client.held = null
+    client.lastSeq = lastSeq
+    this.deliver(client, held)
+  }
+
   /** Sends events the client has not had yet (by seq) and may see, dropping it if it cannot keep up. */
   deliver (client: Client, events: ChatEvent[]): void {
+    if (client.held !== null) {
+      if (client.held.length + events.length > MAX_HELD_EVENTS) this.drop(client)
+      else client.held.push(...events)
+      return
+    }
     for (const event of events) {
       if (event.seq <= client.lastSeq) continue
       if (!client.moderator && forModerators(event.type)) {
@@ -49,14 +79,18 @@ export class ChatHub {
         continue
       }
       if (client.socket.bufferedAmount > MAX_BUFFERED) {
-        this.clients.delete(client)
-        client.socket.close(CLOSE_TOO_SLOW, 'client too slow')
-        client.socket.terminate()
+        this.drop(client)
         return
       }
       client.socket.send(frame(event))
       client.lastSeq = event.seq
     }
+  }
+
+  private drop (client: Client): void {
+    this.clients.delete(client)
+    client.socket.close(CLOSE_TOO_SLOW, 'client too slow')
+    client.socket.terminate()
   }
 
   publish (events: ChatEvent[]): void {

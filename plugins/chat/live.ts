@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { WebSocket } from 'ws'
+import type { RawData, WebSocket } from 'ws'
 import { ROLE_RANK } from '../../db/chat.js'
 import { isDatabaseUnavailable } from '../../db/engine.js'
 import { ErrorBody } from '../../schemas/common.js'
@@ -13,6 +13,10 @@ declare module 'fastify' {
     selfAuthenticated?: boolean
   }
 }
+
+/** Frames a client may send before its welcome (they are answered once it is out); more close the socket. */
+const MAX_EARLY_FRAMES = 16
+const CLOSE_POLICY = 1008
 
 /** The live feed: a welcome frame, then every chat event; `resume` replays what a client missed. */
 const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, { chat }) => {
@@ -28,15 +32,28 @@ const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, {
       statusCode: 426, error: 'Upgrade Required', message: 'this is the chat live feed: connect with a WebSocket (Upgrade: websocket)'
     }),
     wsHandler: async (socket: WebSocket, request) => {
+      // Listening from the first moment: a `resume` sent in the client's `open` handler arrives
+      // while the user and the latest seq are still being read. It is held and answered, in order, after the welcome.
+      const early: RawData[] = []
+      let handle: ((raw: RawData) => void) | null = null
+      socket.on('message', (raw) => {
+        if (handle !== null) handle(raw)
+        else if (early.length < MAX_EARLY_FRAMES) early.push(raw)
+        else if (socket.readyState === socket.OPEN) socket.close(CLOSE_POLICY, `at most ${MAX_EARLY_FRAMES} frames before the welcome`)
+      })
       const user = await fastify.planningAuth.user(request)
       if (user === null) {
         socket.close(CLOSE_UNAUTHORIZED, 'invalid or missing token')
         return
       }
-      const seq = await repo.latestSeq()
       const member = (await repo.member(user.id))!
+      if (socket.readyState !== socket.OPEN) return
+      // In the hub before the latest seq is read: what is published meanwhile is held, then sent if newer.
+      const client = hub.add(socket, undefined, ROLE_RANK[member.role] >= ROLE_RANK.moderator)
+      const seq = await repo.latestSeq()
+      if (socket.readyState !== socket.OPEN) return
       socket.send(JSON.stringify({ type: 'welcome', seq, keepalive_seconds: keepaliveMs / 1000, user: { id: member.id, login: member.login, role: member.role } }))
-      const client = hub.add(socket, seq, ROLE_RANK[member.role] >= ROLE_RANK.moderator)
+      hub.start(client, seq)
       const resumes = new SendLimiter(resumeLimit.max, resumeLimit.windowMs)
       let alive = true
       socket.on('pong', () => { alive = true })
@@ -73,7 +90,7 @@ const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, {
         if (missed.length > page.length) socket.send(JSON.stringify({ type: 'resume_more', after_seq: page.at(-1)!.seq }))
       }
 
-      socket.on('message', (raw) => {
+      handle = (raw) => {
         let frame: { type?: unknown, after_seq?: unknown }
         try {
           frame = JSON.parse(String(raw)) as typeof frame
@@ -94,7 +111,8 @@ const live: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastify, {
         } else {
           socket.send(JSON.stringify({ type: 'error', message: 'unknown frame; expected {"type": "resume", "after_seq": N} or {"type": "ping"}' }))
         }
-      })
+      }
+      for (const raw of early.splice(0)) handle(raw)
     }
   })
 }
