@@ -19,6 +19,8 @@ export interface HostedProgress {
   reports: string[]
   /** requests counted in the first estimate for lists read from this server (`<repo>:<stage>`), corrected when read */
   lists: Record<string, number>
+  /** probing a placeholder repository's milestones: where the probes began in the list, and the misses in a row */
+  probe?: { from: number, misses: number }
 }
 
 export const COUNTS = ['workspaces', 'pipelines', 'issues_placed', 'estimates', 'epics', 'dependencies', 'release_reports', 'milestone_start_dates', 'issue_events'] as const
@@ -436,16 +438,28 @@ export function createHostedSync (db: Executor) {
     },
 
     /** Sets a milestone's start date; false when it was already that. */
-    async startDate (repoId: number, number: number, startDate: string): Promise<boolean> {
+    /** Sets a milestone's start date; with `make`, a milestone not here is made with its number only (a placeholder's). */
+    async startDate (repoId: number, number: number, startDate: string, make = false): Promise<boolean> {
       const value = new Date(startDate).toISOString()
+      if (make) {
+        await ensureRepository(repoId)
+        const inserted = await db.insertInto('milestones').values({ repo_id: repoId, number, title: '', start_date: value })
+          .onConflict((oc) => oc.columns(['repo_id', 'number']).doNothing()).executeTakeFirst()
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return true
+      }
       const result = await db.updateTable('milestones').set({ start_date: value }).where('repo_id', '=', repoId).where('number', '=', number)
         .where((eb) => eb.or([eb('start_date', 'is', null), eb('start_date', '<>', value)])).executeTakeFirst()
       return Number(result.numUpdatedRows) > 0
     },
 
-    /** The milestones of the repository known here (from its issue host). */
-    async milestones (repoId: number): Promise<number[]> {
-      return (await db.selectFrom('milestones').select('number').where('repo_id', '=', repoId).orderBy('number').execute()).map((m) => Number(m.number))
+    /**
+     * The milestones of the repository known here, and whether the issue host has yet to bring them
+     * (the repository is not here, or a placeholder).
+     */
+    async milestones (repoId: number): Promise<{ numbers: number[], placeholder: boolean }> {
+      const repository = await db.selectFrom('repositories').select('placeholder').where('id', '=', repoId).executeTakeFirst()
+      const numbers = (await db.selectFrom('milestones').select('number').where('repo_id', '=', repoId).orderBy('number').execute()).map((m) => Number(m.number))
+      return { numbers, placeholder: repository === undefined || Boolean(repository.placeholder) }
     },
 
     /** Issue numbers of the repository, by state (or all), in number order. */

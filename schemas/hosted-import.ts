@@ -45,7 +45,7 @@ const Name = Type.String({ minLength: 1, maxLength: 200 })
 const Number_ = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const Estimate = Type.Object({ value: Type.Number({ minimum: 0, maximum: 1e9 }) })
 const Ref = Type.Object({ repo_id: Number_, issue_number: Number_ })
-const Time = Type.String({ format: 'date-time' })
+const Time = Type.String({ format: 'date-time', maxLength: 40 })
 
 export const RemoteWorkspaces = Type.Array(Type.Object({
   id: Id,

@@ -18,7 +18,7 @@ export async function source (t: Test, rateLimit = { max: 10_000, timeWindow: 60
       ...fixture,
       users: [...fixture.users, { id: 5, login: 'mover', token: MOVER }],
       repositories: fixture.repositories.map((r) => ({ ...r, permissions: { ...r.permissions, mover: 'read' } })),
-      milestones: [...fixture.milestones, { repo_id: REPO, number: 2, title: 'v2.0' }]
+      milestones: [...fixture.milestones, { repo_id: REPO, number: 2, title: 'v2.0' }, { repo_id: OTHER_REPO, number: 2, title: 'o2', start_date: '2026-02-02T00:00:00.000Z' }]
     }
   })
   if (planned) await plan(app)

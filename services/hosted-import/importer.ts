@@ -30,6 +30,11 @@ export interface HostedImporterOptions {
 /** The longest wait before trying an import again while the database is away. */
 const MAX_OUTAGE_WAIT_MS = 5 * 60_000
 
+/** A placeholder repository's milestones are probed until this many numbers in a row have no start date… */
+const PROBE_MISSES = 5
+/** …and at most this many numbers per run. */
+const PROBE_LIMIT = 100
+
 /** Requests a repository needs before its lists are read: workspaces, epics, dependencies, release reports. */
 const FIXED = 4
 
@@ -349,23 +354,36 @@ class Run {
     await this.step({ stage: 'milestones', item: 0, list: [] })
   }
 
-  /** Start dates of the milestones known here: the hosted service has no list of them. */
+  /**
+   * Start dates of the milestones known here: the hosted service has no list of them. A repository
+   * whose milestones the issue host has not brought (a placeholder) is probed past its highest known
+   * number until PROBE_MISSES numbers in a row have no start date (at most PROBE_LIMIT per run); a
+   * milestone found that way is made with its number only, as a placeholder's issues are.
+   */
   private async milestones (repoId: number): Promise<void> {
     if (this.progress.item === 0 && (this.progress.list ?? []).length === 0) {
-      const numbers = await createHostedSync(this.store.db).milestones(repoId)
-      this.local(repoId, 'milestones', numbers.length)
-      await this.step({ list: numbers, item: 0 })
+      const known = await createHostedSync(this.store.db).milestones(repoId)
+      this.local(repoId, 'milestones', known.numbers.length)
+      await this.step({ list: known.numbers, item: 0, probe: known.placeholder ? { from: known.numbers.length, misses: 0 } : undefined })
     }
-    const list = (this.progress.list ?? []) as number[]
-    while (this.progress.item < list.length) {
-      const number = list[this.progress.item]
+    for (;;) {
+      const list = (this.progress.list ?? []) as number[]
+      const probe = this.progress.probe
+      const probing = this.progress.item >= list.length
+      if (probing && (probe === undefined || probe.misses >= PROBE_MISSES || list.length - probe.from >= PROBE_LIMIT)) break
+      const number = probing ? Math.max(0, ...list) + 1 : list[this.progress.item]
+      if (probing) this.more(1)
       const found = await this.client.get(`/p1/repositories/${repoId}/milestones/${number}/start_date`, RemoteStartDate)
-      await this.step({ item: this.progress.item + 1 }, async (sync) => {
-        if (found === undefined) return this.warn(`milestone ${repoId}/${number}: no start date could be looked up`)
-        if (await sync.startDate(repoId, number, found.start_date)) this.job.counts.milestone_start_dates++
+      const next = probing ? { list: [...list, number], probe: { from: probe!.from, misses: found === undefined ? probe!.misses + 1 : 0 } } : {}
+      await this.step({ ...next, item: this.progress.item + 1 }, async (sync) => {
+        if (found === undefined) {
+          if (!probing) this.warn(`milestone ${repoId}/${number}: no start date could be looked up`)
+          return
+        }
+        if (await sync.startDate(repoId, number, found.start_date, probing)) this.job.counts.milestone_start_dates++
       })
     }
-    await this.step({ stage: 'closed', item: 0, list: [] })
+    await this.step({ stage: 'closed', item: 0, list: [], probe: undefined })
   }
 
   private async closed (repoId: number): Promise<void> {
