@@ -33,7 +33,15 @@ export function percentile (sorted: number[], p: number): number | null {
  * the scope as it stood at the end of that day (or now, or the period's end, whichever is first).
  * Remaining counts members that were open; the ideal line runs from the scope at the start to 0.
  */
-export interface Period { start: number, end: number, firstDay: string, lastDay: string, timeZone: string }
+export interface Period {
+  start: number
+  end: number
+  firstDay: string
+  lastDay: string
+  timeZone: string
+  /** no planned end (a milestone without a due date): no ideal line */
+  openEnded?: boolean
+}
 
 export function burndownOf (scope: Scope, history: IssueHistory, period: Period, now: number): Burndown {
   // Checked here too: a milestone's due date comes from the host, a report's dates may predate the limit.
@@ -62,7 +70,9 @@ export function burndownOf (scope: Scope, history: IssueHistory, period: Period,
     days.push({ date, ...measure(at) })
   }
   const start = measure(period.start).remaining_points
-  const ideal = dates.map((date, i) => ({ date, remaining_points: round(dates.length === 1 ? 0 : start * (1 - i / (dates.length - 1))) }))
+  const ideal = period.openEnded === true
+    ? null
+    : dates.map((date, i) => ({ date, remaining_points: round(dates.length === 1 ? 0 : start * (1 - i / (dates.length - 1))) }))
   const changes: Burndown['scope_changes'] = []
   const within = (at: number | null): at is number => at !== null && at > period.start && at < period.end && at <= now
   for (const [id, stays] of scope.stays) {
@@ -170,12 +180,11 @@ export function createReportsRepository (db: Executor) {
       return burndownOf(scope, history, { start, end, firstDay: localDate(start, timeZone), lastDay: localDate(end - 1, timeZone), timeZone }, now)
     },
 
-    /** From the milestone's start date to its due date (both needed). */
+    /** From the milestone's start date to its due date, or to today without one (no ideal line then). */
     async milestoneBurndown (repoId: number, number: number, timeZone: string | undefined, canRead: CanRead, now: number): Promise<Burndown> {
       const milestone = await db.selectFrom('milestones').select(['start_date', 'due_on']).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
       if (milestone === undefined) throw new NotFound(`milestone ${number} not found in repository ${repoId}`)
       if (milestone.start_date === null) throw new Invalid(`milestone ${number} has no start date; set one with POST /p1/repositories/${repoId}/milestones/${number}/start_date`)
-      if (milestone.due_on === null || milestone.due_on === undefined) throw new Invalid(`milestone ${number} has no due date (due_on)`)
       const zone = timeZone ?? await zoneOfRepositories([repoId])
       const records = await db.selectFrom('issue_milestones').select(['issue_id', 'milestone_number', 'at']).where('repo_id', '=', repoId)
         .where('issue_id', 'in', (eb) => eb.selectFrom('issue_milestones').select('issue_id').where('repo_id', '=', repoId).where('milestone_number', '=', number))
@@ -194,9 +203,12 @@ export function createReportsRepository (db: Executor) {
       const history = await IssueHistory.load(db, [...issues.keys()])
       const start = Date.parse(milestone.start_date)
       const firstDay = localDate(start, zone)
-      const lastDay = localDate(Date.parse(milestone.due_on), zone)
+      const due = milestone.due_on ?? null
+      const today = localDate(now, zone)
+      const lastDay = due !== null ? localDate(Date.parse(due), zone) : today < firstDay ? firstDay : today
       if (lastDay < firstDay) throw new Invalid(`milestone ${number} is due before it starts`)
-      return burndownOf({ issues, stays }, history, { start, end: startOfDay(addDays(lastDay, 1), zone), firstDay, lastDay, timeZone: zone }, now)
+      const period = { start, end: startOfDay(addDays(lastDay, 1), zone), firstDay, lastDay, timeZone: zone, openEnded: due === null }
+      return burndownOf({ issues, stays }, history, period, now)
     },
 
     /** From the report's start date to its desired end date. */

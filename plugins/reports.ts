@@ -18,8 +18,9 @@ export interface ReportsPluginOptions {
 
 export function burndownCsv (report: Burndown): string {
   const measured = new Map(report.days.map((d) => [d.date, d]))
+  const ideal = report.ideal ?? report.days.map((d) => ({ date: d.date, remaining_points: null }))
   return toCsv(['date', 'remaining_points', 'remaining_issues', 'closed_points', 'ideal_points'],
-    report.ideal.map((i) => {
+    ideal.map((i) => {
       const day = measured.get(i.date)
       return [i.date, day?.remaining_points, day?.remaining_issues, day?.closed_points, i.remaining_points]
     }))
@@ -69,7 +70,7 @@ const reports: FastifyPluginAsyncTypebox<ReportsPluginOptions> = async (fastify,
   })
 
   fastify.get('/p1/repositories/:repo_id/milestones/:milestone_number/burndown', {
-    schema: { tags, summary: 'Burndown of a milestone, from its start date to its due date', params: MilestoneReportParams, querystring: BurndownQuery, response: { 200: BurndownSchema, ...errorResponses } }
+    schema: { tags, summary: 'Burndown of a milestone, from its start date to its due date (or to today, without an ideal line, when it has none)', params: MilestoneReportParams, querystring: BurndownQuery, response: { 200: BurndownSchema, ...errorResponses } }
   }, async (request, reply) => {
     const { repo_id: repoId, milestone_number: number } = request.params
     await fastify.planningAuth.requireAccess(request, repoId, 'read')

@@ -12,7 +12,9 @@ export const Burndown = Type.Object({
     remaining_issues: Type.Integer(),
     closed_points: Type.Number()
   }), { description: 'up to today: days after today are absent' }),
-  ideal: Type.Array(Type.Object({ date: Type.String(), remaining_points: Type.Number() }), { description: 'every day of the period, from the points at the start to 0' }),
+  ideal: Type.Union([Type.Array(Type.Object({ date: Type.String(), remaining_points: Type.Number() })), Type.Null()], {
+    description: 'every day of the period, from the points at the start to 0; null for a milestone without a due date (its series runs to today)'
+  }),
   scope_changes: Type.Array(Type.Object({
     at: Type.String(),
     repo_id: Type.Integer(),

@@ -309,6 +309,10 @@ t.test('reports render a chart with a summary, a table, and say when there is no
   t.equal((burndown.match(/<circle/g) ?? []).length, 2, 'one dot per measured day')
   t.match(burndown, /<caption>Burndown of Sprint &lt;1>, by day \(Europe\/Berlin\): points remaining/)
   t.match(burndown, /<th scope="row">2026-03-25<\/th><td><\/td><td><\/td>\s*<td><\/td><td>0<\/td>/, 'a day to come: only the ideal')
+  const open = renderToString(html`<${BurndownView} report=${{ ...BURNDOWN, ideal: null }} name="v1" />`)
+  t.match(open, /aria-label="Burndown of v1: 4 points remaining on 2026-03-24, no ideal line \(no due date\), 1 scope change"/, 'a milestone without a due date')
+  t.notMatch(open, /class="ideal"|class="key ideal"/, 'no ideal line drawn')
+  t.same(burndownChart({ ...BURNDOWN, ideal: null }).dates, ['2026-03-23', '2026-03-24'], 'the days measured')
   t.match(renderToString(html`<${VelocityView} report=${{ sprints: [], average_points: 0, average_issues: 0 }} />`), /No closed sprint yet/)
   t.match(renderToString(html`<${CycleTimeView} report=${{ from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z', start_pipeline_id: null, issues: [], count: 0, p50: null, p85: null, p95: null }} />`),
     /No issue closed from 2026-01-01 to 2026-03-01/)

@@ -34,8 +34,6 @@ t.test('milestone burndown from its start date to its due date, in two zones', a
   t.equal(noStart.statusCode, 400)
   t.match(noStart.json().message, /no start date/)
   await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/milestones/1/start_date`, payload: { start_date: '2026-03-02T00:00:00Z' } })
-  t.match((await app.as('carol', { url })).json().message, /no due date/)
-  await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/milestones/1`, payload: { due_on: '2026-03-06' } })
   for (const [n, points] of [[1, 2], [2, 3], [3, 5]]) await estimate(db, REPO, n, points, '2026-02-28T00:00:00.000Z')
   const assign = async (n: number, milestone: number | null, at: string) => {
     const id = await issueId(db, REPO, n)
@@ -48,6 +46,18 @@ t.test('milestone burndown from its start date to its due date, in two zones', a
   await assign(3, 1, '2026-03-03T12:00:00.000Z')
   await assign(2, null, '2026-03-04T12:00:00.000Z')
   await setState(db, REPO, 1, 'open', '2026-03-05T10:00:00.000Z')
+
+  // No due date: the actual line from the start date to today, no ideal line.
+  const open = await app.as('carol', { url })
+  t.equal(open.statusCode, 200, 'no due date: drawn to today')
+  t.same(open.json().days.map((d: { date: string, remaining_points: number }) => [d.date, d.remaining_points]), [['2026-03-02', 3], ['2026-03-03', 8], ['2026-03-04', 5], ['2026-03-05', 7]])
+  t.equal(open.json().ideal, null, 'the ideal line needs a due date')
+  t.equal(open.json().ends_at, '2026-03-06T00:00:00.000Z', 'to the end of today')
+  t.equal((await app.as('carol', { url: `${url}?format=csv` })).body, [
+    'date,remaining_points,remaining_issues,closed_points,ideal_points',
+    '2026-03-02,3,1,2,', '2026-03-03,8,2,2,', '2026-03-04,5,1,2,', '2026-03-05,7,2,0,', ''
+  ].join('\r\n'), 'CSV: the ideal column empty')
+  await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/milestones/1`, payload: { due_on: '2026-03-06' } })
 
   const utc = (await app.as('carol', { url })).json()
   t.equal(utc.time_zone, 'UTC', 'no sprint configuration: UTC')

@@ -6,7 +6,8 @@ export interface BurndownReport {
   starts_at: string
   ends_at: string
   days: Array<{ date: string, remaining_points: number, remaining_issues: number, closed_points: number }>
-  ideal: Array<{ date: string, remaining_points: number }>
+  /** null: no planned end (a milestone without a due date) */
+  ideal: Array<{ date: string, remaining_points: number }> | null
   scope_changes: Array<{ at: string, repo_id: number, issue_number: number, change: 'added' | 'removed' | 'estimate', points: number }>
 }
 export interface VelocityReport {
@@ -66,15 +67,16 @@ export interface BurndownChart {
 
 /** Remaining points per day against the ideal line, one mark per scope change on its day. */
 export function burndownChart (report: BurndownReport): BurndownChart {
-  const dates = [...new Set([...report.ideal.map((i) => i.date), ...report.days.map((d) => d.date)])].sort()
+  const plan = report.ideal ?? []
+  const dates = [...new Set([...plan.map((i) => i.date), ...report.days.map((d) => d.date)])].sort()
   const step = dates.length > 1 ? plotWidth / (dates.length - 1) : 0
   const xOf = (date: string): number => round(FRAME.left + (dates.length > 1 ? dates.indexOf(date) * step : plotWidth / 2))
-  const top = niceMax(Math.max(0, ...report.days.map((d) => d.remaining_points), ...report.ideal.map((i) => i.remaining_points)))
+  const top = niceMax(Math.max(0, ...report.days.map((d) => d.remaining_points), ...plan.map((i) => i.remaining_points)))
   const every = Math.max(1, Math.ceil(dates.length / 8))
   return {
     dates,
     actual: report.days.map((d) => ({ x: xOf(d.date), y: yOf(d.remaining_points, top), label: `${d.date}: ${fmt(d.remaining_points)} pts remaining, ${d.remaining_issues} open` })),
-    ideal: report.ideal.map((i) => ({ x: xOf(i.date), y: yOf(i.remaining_points, top), label: `${i.date}: ideal ${fmt(i.remaining_points)} pts` })),
+    ideal: plan.map((i) => ({ x: xOf(i.date), y: yOf(i.remaining_points, top), label: `${i.date}: ideal ${fmt(i.remaining_points)} pts` })),
     scope: report.scope_changes.map((c) => {
       const day = dayIn(c.at, report.time_zone)
       const at = dates.includes(day) ? day : (day < dates[0] ? dates[0] : dates[dates.length - 1])

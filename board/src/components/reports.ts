@@ -97,7 +97,7 @@ export function Reports ({ store }: { store: Store }) {
         ${chosen !== undefined && csv(chosen.path, chosen.file, 'the burndown')}
       </header>
       ${chosen === undefined
-        ? html`<p class="hint">Nothing to draw a burndown for yet: set up sprints (sprint configuration), give a milestone a start and a due date, or make a release report.</p>`
+        ? html`<p class="hint">Nothing to draw a burndown for yet: set up sprints (sprint configuration), give a milestone a start date, or make a release report.</p>`
         : html`<${Shown} value=${burndown} render=${(r: BurndownReport) => html`<${BurndownView} report=${r} name=${chosen.label} />`} />`}
     </section>
     <section class="report" aria-labelledby="report-velocity">
@@ -138,20 +138,20 @@ export function BurndownView ({ report, name }: { report: BurndownReport, name: 
   const chart = burndownChart(report)
   const last = report.days.at(-1)
   const summary = `Burndown of ${name}: ${last === undefined ? 'no day measured yet' : `${fmt(last.remaining_points)} points remaining on ${last.date}`}, ` +
-    `ideal from ${fmt(report.ideal[0]?.remaining_points ?? 0)} to 0, ${report.scope_changes.length} scope ${report.scope_changes.length === 1 ? 'change' : 'changes'}`
+    `${report.ideal === null ? 'no ideal line (no due date)' : `ideal from ${fmt(report.ideal[0]?.remaining_points ?? 0)} to 0`}, ${report.scope_changes.length} scope ${report.scope_changes.length === 1 ? 'change' : 'changes'}`
   const measured = new Map(report.days.map((d) => [d.date, d]))
-  const ideal = new Map(report.ideal.map((i) => [i.date, i.remaining_points]))
+  const ideal = new Map((report.ideal ?? []).map((i) => [i.date, i.remaining_points]))
   return html`<div class="report-body">
     <figure>
       <svg viewBox=${viewBox} role="img" aria-label=${summary} class="chart burndown">
         <${Axes} ticks=${chart.ticks} unit="pts" />
         ${chart.xLabels.map((l) => html`<text key=${l.label} x=${l.x} y=${FRAME.height - 10} text-anchor="middle" aria-hidden="true">${l.label}</text>`)}
         ${chart.scope.map((s, i) => html`<line key=${i} class="scope" x1=${s.x} x2=${s.x} y1=${FRAME.top} y2=${FRAME.height - FRAME.bottom}><title>${s.label}</title></line>`)}
-        <polyline class="ideal" points=${polyline(chart.ideal)} />
+        ${report.ideal !== null && html`<polyline class="ideal" points=${polyline(chart.ideal)} />`}
         <polyline class="actual" points=${polyline(chart.actual)} />
         ${chart.actual.map((p) => html`<circle key=${p.label} class="actual" cx=${p.x} cy=${p.y} r="3.5"><title>${p.label}</title></circle>`)}
       </svg>
-      <figcaption><span class="key actual">remaining points</span> <span class="key ideal">ideal</span> <span class="key scope">scope change</span></figcaption>
+      <figcaption><span class="key actual">remaining points</span> ${report.ideal !== null && html`<span class="key ideal">ideal</span>`} <span class="key scope">scope change</span></figcaption>
     </figure>
     <div class="table-box" tabindex="0" role="group" aria-label="Burndown table">
       <table>
