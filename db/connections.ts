@@ -3,7 +3,8 @@ import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import type { ConnectionsTable, ImportsTable } from './schema.js'
 import { SecretBox } from './secret-box.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { lockFor } from './engine.js'
+import { atomic, writeTransaction, type Executor } from './transaction.js'
 
 export type Connection = Selectable<ConnectionsTable>
 export type ImportRow = Selectable<ImportsTable>
@@ -100,9 +101,36 @@ export function createConnectionsRepository (db: Executor, secrets: SecretBox = 
         set.oauth_client_secret = change.oauth_client_secret === null ? null : secrets.seal(change.oauth_client_secret, secretContext('oauth_client_secret', id))
       }
       if (Object.keys(set).length > 0) {
-        await writeTransaction(db, async (trx) => { await trx.updateTable('connections').set(set).where('id', '=', id).execute() })
+        await writeTransaction(db, async (trx) => {
+          await lockFor(trx, `connection-token:${id}`)
+          await trx.updateTable('connections').set(set).where('id', '=', id).execute()
+          // The account kept as "our own" was the old token's: with another token (or none) its
+          // changes are a person's again, and the new account's are our echoes.
+          if (change.token !== undefined) await trx.deleteFrom('connection_accounts').where('connection_id', '=', id).execute()
+        })
       }
       return listed(next)
+    },
+
+    /** The host account the connection's token belongs to, as kept (`keepAccount`). */
+    async keptAccount (id: string): Promise<number | undefined> {
+      const kept = await db.selectFrom('connection_accounts').select('account_id').where('connection_id', '=', id).executeTakeFirst()
+      return kept === undefined ? undefined : Number(kept.account_id)
+    },
+
+    /**
+     * Keeps the account the host named for `connection`'s token, unless the token changed since
+     * it was read (an answer for the old token arriving after the change must not be kept).
+     */
+    async keepAccount (connection: Connection, accountId: number, login: string): Promise<boolean> {
+      return await atomic(db, async (trx) => {
+        await lockFor(trx, `connection-token:${connection.id}`)
+        const row = await trx.selectFrom('connections').selectAll().where('id', '=', connection.id).executeTakeFirst()
+        if (row === undefined || connection.token === null || opened(secrets, row).token !== connection.token) return false
+        await trx.insertInto('connection_accounts').values({ connection_id: connection.id, account_id: accountId, login })
+          .onConflict((oc) => oc.column('connection_id').doNothing()).execute()
+        return true
+      })
     },
 
     async remove (id: string): Promise<void> {

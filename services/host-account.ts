@@ -12,8 +12,8 @@ export function ownAccount (
 ): (() => Promise<number | undefined>) | undefined {
   if (connection.token === null) return undefined
   return async () => {
-    const kept = await store.db.selectFrom('connection_accounts').select('account_id').where('connection_id', '=', connection.id).executeTakeFirst()
-    if (kept !== undefined) return Number(kept.account_id)
+    const kept = await store.connections.keptAccount(connection.id)
+    if (kept !== undefined) return kept
     let me: { id?: unknown, login?: unknown } | undefined
     try {
       me = await hostRequest<{ id?: unknown, login?: unknown }>({ connection, method: 'GET', path: '/user', fetch: options.fetch, timeoutMs: options.timeoutMs })
@@ -25,8 +25,8 @@ export function ownAccount (
     // Kept for the admin's eyes only; control characters (a NUL PostgreSQL cannot store) are dropped.
     // eslint-disable-next-line no-control-regex
     const login = typeof me?.login === 'string' ? me.login.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 100) : ''
-    await store.db.insertInto('connection_accounts').values({ connection_id: connection.id, account_id: id, login })
-      .onConflict((oc) => oc.column('connection_id').doNothing()).execute()
+    // Not kept when the token changed meanwhile; the id is still this token's account.
+    await store.connections.keepAccount(connection, id, login)
     return id
   }
 }

@@ -19,7 +19,10 @@ async function fakeHost (t: Test) {
     req.on('data', (d) => { body += String(d) })
     req.on('end', () => {
       res.setHeader('content-type', 'application/json')
-      if (req.url === '/user') return res.end(JSON.stringify({ id: OWN, login: 'planning-bot' }))
+      if (req.url === '/user') {
+        const second = req.headers.authorization === 'Bearer ghp_second'
+        return res.end(JSON.stringify(second ? { id: OWN + 1, login: 'second-bot' } : { id: OWN, login: 'planning-bot' }))
+      }
       const refusal = refusals.shift()
       if (refusal !== undefined) {
         res.writeHead(refusal.status, refusal.headers ?? {})
@@ -287,4 +290,30 @@ t.test('a label made only of dots: refused with its field named, and never built
   const [entry] = (await app.admin({ url: `/admin/connections/${s.connection}/outbox` })).json()
   t.match(entry.last_error, /label '\.\.' cannot name a host resource/)
   t.same(host.writes, [], 'nothing was sent to the host, not even the label to add')
+})
+
+t.test('a new token: the old token\'s account is a person again, the new one\'s changes are our echoes', async (t) => {
+  const host = await fakeHost(t)
+  const app = await build(t, { webhooks: { worker: false }, hosts: { allowPrivate: true }, sync: { worker: false } })
+  const s = await setUp(t, app, host.url)
+  await s.label(s.doing, 'status: doing')
+  await s.label(s.done, 'status: done')
+  const labelled = async (name: string, sender: number) =>
+    await deliver(app, s.connection, 'issues', { action: 'labeled', repository: repo, issue: issue({ labels: [{ name, color: 'ededed' }] }), label: { name }, sender: { id: sender, login: `u${sender}` } })
+  t.equal((await labelled('status: doing', OWN)).statusCode, 202, 'the first token\'s account: our own echo')
+  t.not(await s.where(), s.doing)
+
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/connections/${s.connection}`, payload: { token: 'ghp_second' } })).statusCode, 200)
+  t.same((await labelled('status: doing', OWN)).json(), { result: 'handled' }, 'the old account is a person now')
+  t.equal(await s.where(), s.doing)
+  t.equal((await labelled('status: done', OWN + 1)).statusCode, 202, 'the new token\'s account is ours')
+  t.equal(await s.where(), s.doing)
+
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/connections/${s.connection}`, payload: { token: null } })).statusCode, 200)
+  t.same((await labelled('status: done', OWN + 1)).json(), { result: 'handled' }, 'no token: nobody\'s changes are echoes')
+  t.equal(await s.where(), s.done)
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/connections/${s.connection}`, payload: { token: 'ghp_writer' } })).statusCode, 200)
+  t.same((await labelled('status: doing', OWN + 1)).json(), { result: 'handled' }, 'the cleared token\'s account was forgotten')
+  t.equal((await labelled('status: done', OWN)).statusCode, 202)
+  t.equal(await s.where(), s.doing)
 })
