@@ -116,7 +116,7 @@ export function createChatFiltersRepository (db: Executor) {
      */
     async offense (
       userId: number, hit: { filter: string, detail: string }, now: number, windowMs: number, decide: (offenses: number) => Sanction
-    ): Promise<{ sanction: Sanction, events: ChatEvent[] }> {
+    ): Promise<{ sanction: Sanction, offenses: number, events: ChatEvent[] }> {
       return await atomic(db, async (trx) => {
         await lockMember(trx, userId, now)
         await trx.insertInto('chat_offenses').values({ user_id: userId, filter: hit.filter, at: now }).execute()
@@ -128,7 +128,7 @@ export function createChatFiltersRepository (db: Executor) {
         if (sanction.kind === 'ban') await trx.updateTable('chat_members').set({ banned: 1, ban_reason: `filter: ${hit.filter}`, timeout_until: null }).where('user_id', '=', userId).execute()
         const user = await trx.selectFrom('users').select('login').where('id', '=', userId).executeTakeFirstOrThrow()
         const event = await appendEvent(trx, 'filter.matched', { user: { id: userId, login: user.login }, filter: hit.filter, detail: hit.detail, offenses: Number(count), sanction })
-        return { sanction, events: [event] }
+        return { sanction, offenses: Number(count), events: [event] }
       })
     }
   }

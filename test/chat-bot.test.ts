@@ -239,7 +239,7 @@ t.test('links, permits, caps, repetition and escalation', async (t) => {
   t.equal((await send(app, 'carol', 'clips at https://clips.twitch.tv/abc')).statusCode, 201, 'allowed domain')
   const link = await send(app, 'carol', 'visit evil.example.com now')
   t.equal(link.statusCode, 422)
-  t.match(link.json().message, /links filter \(evil\.example\.com is not an allowed domain\)$/, 'first offense: a warning')
+  t.match(link.json().message, /links filter \(evil\.example\.com is not an allowed domain\); this is a warning: another offense within 60 minutes times you out for 600 s$/, 'first offense: a warning')
   t.match(await feed.next((f) => f.type === 'filter.matched'), { data: { user: { login: 'carol' }, filter: 'links', offenses: 1, sanction: { kind: 'warn' } } })
 
   const permit = await post(app, 'bob', '/permits', { login: 'carol' })
@@ -264,6 +264,32 @@ t.test('links, permits, caps, repetition and escalation', async (t) => {
   t.match(repeated.json().message, /repetition filter .*; you are banned/, 'third offense: banned')
   t.equal((await app.as('bob', { url: '/api/v1/users/carol' })).json().banned, true)
   t.notOk(viewer.frames.some((f) => String(f.type).startsWith('filter.') || String(f.type).startsWith('permit.')), 'filter events go to moderators only')
+})
+
+t.test('a pattern filter\'s refusal is an offense the escalation counts: warn, timeout, ban', async (t) => {
+  const app = await build(t)
+  const feed = await connect(t, app, 'bob')
+  t.equal((await put(app, 'bob', '/filters/settings', { escalation: { steps: ['warn', 'timeout:3', 'ban'] } })).statusCode, 200)
+  t.equal((await post(app, 'bob', '/filters/patterns', { pattern: 'free\\s+v-?bucks' })).statusCode, 201)
+  const first = await send(app, 'carol', 'FREE vbucks here')
+  t.equal(first.statusCode, 422)
+  t.equal(first.json().message, "message blocked by the pattern filter 'free\\s+v-?bucks'; this is a warning: another offense within 60 minutes times you out for 3 s")
+  t.match(await feed.next((f) => f.type === 'filter.matched'), { data: { user: { login: 'carol' }, filter: 'pattern', offenses: 1, sanction: { kind: 'warn' } } })
+  t.equal((await send(app, 'carol', 'hello')).statusCode, 201, 'a warning only: the sender may go on')
+
+  const second = await send(app, 'carol', 'free v-bucks again')
+  t.match(second.json().message, /pattern filter .*; you are timed out for 3 s$/)
+  t.match(await feed.next((f) => f.type === 'filter.matched'), { data: { filter: 'pattern', offenses: 2, sanction: { kind: 'timeout', seconds: 3 } } })
+  await app.as('bob', { method: 'POST', url: '/api/v1/users/carol/unban' })
+  const third = await send(app, 'carol', 'free vbucks, last time')
+  t.match(third.json().message, /pattern filter .*; you are banned$/)
+  t.match(await feed.next((f) => f.type === 'filter.matched'), { data: { filter: 'pattern', offenses: 3, sanction: { kind: 'ban' } } })
+
+  // With a warn step before another warn, the warning says no more than that; without steps, nothing is said.
+  await put(app, 'bob', '/filters/settings', { escalation: { steps: ['warn', 'warn', 'ban'] } })
+  t.match((await send(app, 'dave', 'free vbucks')).json().message, /'; this is a warning$/)
+  await put(app, 'bob', '/filters/settings', { escalation: { steps: [] } })
+  t.match((await send(app, 'dave', 'free vbucks')).json().message, /v-\?bucks'$/)
 })
 
 t.test('the moderation queue: invisible to viewers, approve and deny, feed per role', async (t) => {

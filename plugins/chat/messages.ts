@@ -72,9 +72,10 @@ const messages: FastifyPluginAsyncTypebox<{ chat: ChatContext }> = async (fastif
     if (hit !== undefined && hit.action !== 'hold') {
       const { escalation } = filterSettings
       const windowMs = escalation.window_minutes * 60_000
-      const { sanction: applied, events } = await repo.filters.offense(sender.id, hit, now, windowMs, (n) => sanction(hit, escalation.steps, n))
+      const { sanction: applied, offenses, events } = await repo.filters.offense(sender.id, hit, now, windowMs, (n) => sanction(hit, escalation.steps, n))
       await chat.publish(events)
-      throw httpErrors.unprocessableEntity(`message blocked by ${hit.detail}${sanctionText(applied)}`)
+      const said = sanctionText(applied, { steps: escalation.steps, windowMinutes: escalation.window_minutes, offenses })
+      throw httpErrors.unprocessableEntity(`message blocked by ${hit.detail}${said}`)
     }
     const outcome = await repo.send(sender.id, decision.text, {
       now,

@@ -107,9 +107,17 @@ export function sanction (hit: FilterHit, steps: string[], offenses: number): Sa
 /** Whether a role is at least a moderator (exempt from slow mode and new-user limits). */
 export const isModerator = (role: ChatRole): boolean => ROLE_RANK[role] >= ROLE_RANK.moderator
 
-/** The end of a refusal's message, saying what the filter did to the sender. */
-export function sanctionText (applied: Sanction): string {
+/**
+ * The end of a refusal's message, saying what the filter did to the sender; a `warn` step of the
+ * escalation says so, and what the next offense within the window brings.
+ */
+export function sanctionText (applied: Sanction, escalation?: { steps: string[], windowMinutes: number, offenses: number }): string {
   if (applied.kind === 'timeout') return `; you are timed out for ${applied.seconds} s`
   if (applied.kind === 'ban') return '; you are banned'
-  return ''
+  if (escalation === undefined || escalation.steps.length === 0) return ''
+  const next = sanction({ filter: '', action: 'refuse', detail: '' }, escalation.steps, escalation.offenses + 1)
+  const within = `another offense within ${escalation.windowMinutes} minutes`
+  if (next.kind === 'timeout') return `; this is a warning: ${within} times you out for ${next.seconds} s`
+  if (next.kind === 'ban') return `; this is a warning: ${within} bans you`
+  return '; this is a warning'
 }
