@@ -32,6 +32,7 @@ import type { AdminPluginOptions } from './plugins/admin.js'
 import type { BoardPageOptions } from './plugins/board-page.js'
 import type { ChatPluginOptions } from './plugins/chat/index.js'
 import type { DocumentationOptions } from './plugins/core/documentation.js'
+import type { McpPluginOptions } from './plugins/mcp/index.js'
 import type { TwoWaySyncOptions } from './plugins/two-way-sync.js'
 import milestonesPlugin from './plugins/milestones.js'
 import rateLimitPlugin, { type RateLimitOptions } from './plugins/core/rate-limit.js'
@@ -53,11 +54,12 @@ const chatPlugin = lazyPlugin<ChatPluginOptions>(async () => await import('./plu
 const documentationPlugin = lazyPlugin<DocumentationOptions>(async () => await import('./plugins/core/documentation.js'))
 const integrationsPlugin = lazyPlugin(async () => await import('./plugins/integrations.js'))
 const twoWaySyncPlugin = lazyPlugin<TwoWaySyncOptions>(async () => await import('./plugins/two-way-sync.js'))
+const mcpPlugin = lazyPlugin<McpPluginOptions>(async () => await import('./plugins/mcp/index.js'))
 const signInPlugin = lazyPlugin<SignInConfig>(async () => await import('./plugins/sign-in/index.js'))
 
 /** The domains of the API; `planningApi({ domains })` registers a subset. */
 export const DOMAINS = [
-  'issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'sprints', 'reports', 'webhooks', 'chat', 'integrations', 'account', 'admin'
+  'issues', 'boards', 'epics', 'milestones', 'dependencies', 'releases', 'sprints', 'reports', 'webhooks', 'chat', 'integrations', 'account', 'admin', 'mcp'
 ] as const
 export type Domain = typeof DOMAINS[number]
 
@@ -246,6 +248,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   if (wanted.has('reports')) await fastify.register(reportsPlugin, { now: opts.clock })
   if (wanted.has('webhooks')) await fastify.register(webhooksPlugin, opts.webhooks ?? {})
   if (wanted.has('chat')) await fastify.register(chatPlugin, { ...opts.chat, prefix: '/api/v1' })
+  if (wanted.has('mcp')) await fastify.register(mcpPlugin, { now: opts.clock })
   // Authenticated by their own means (a signature, the admin token): outside the per-address budget,
   // so anonymous traffic from a shared address (a proxy, a NAT) never holds up deliveries or the admin.
   await fastify.register(async (unmetered) => {
@@ -389,8 +392,8 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
 export {
   accountPlugin, adminPlugin, authPlugin, boardLivePlugin, boardPagePlugin, boardReadsPlugin, boardsPlugin, chatPlugin, conditionalPlugin, databasePlugin,
   dependenciesPlugin, documentationPlugin, domainEventsPlugin, epicsPlugin, errorsPlugin, healthPlugin, hostsPlugin, integrationsPlugin, issuesPlugin,
-  metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, readCachePlugin, releasesPlugin, reportsPlugin, seedPlugin, signInPlugin, sprintsPlugin,
-  webhooksPlugin
+  mcpPlugin, metricsPlugin, milestonesPlugin, rateLimitPlugin, redisPlugin, readCachePlugin, releasesPlugin, reportsPlugin, seedPlugin, signInPlugin,
+  sprintsPlugin, webhooksPlugin
 }
 export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/migrations/index.js'

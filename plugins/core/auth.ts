@@ -59,6 +59,14 @@ export interface PlanningAuth {
    */
   requireUser: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
   /**
+   * onRequest hook for doors whose POSTs carry reads and writes alike (MCP, GraphQL): 401 without a
+   * valid token or session, 403 for a session cookie without this server's Origin; a read-scoped
+   * token passes, and each operation that changes something asks `changeRefusal` first.
+   */
+  requireSignedIn: (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+  /** Why this request's credential may not change anything (read scope, a session from elsewhere), whatever its method; else undefined. */
+  changeRefusal: (request: FastifyRequest) => Error | undefined
+  /**
    * The repository if the request's user has `level` on it. No read access answers 404 exactly
    * as for a repository that does not exist; read access without the level needed answers 403.
    */
@@ -264,14 +272,17 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
   }
   const originOf = (request: FastifyRequest): string => opts.publicOrigin ?? `${request.protocol}://${request.host}`
   /** Why a write is refused with this credential (403), or undefined. */
-  const writeRefusal = (request: FastifyRequest): Error | undefined => {
+  const writeRefusal = (request: FastifyRequest): Error | undefined =>
+    SAFE_METHODS.has(request.method) ? undefined : changeRefusal(request)
+  const foreignSession = (request: FastifyRequest): Error | undefined =>
+    request.planningCredential?.kind === 'session' && request.headers.origin !== originOf(request)
+      ? new Forbidden(`a change made with a session cookie must come from this server's pages (Origin ${originOf(request)})`)
+      : undefined
+  const changeRefusal = (request: FastifyRequest): Error | undefined => {
     const credential = request.planningCredential
-    if (credential === null || SAFE_METHODS.has(request.method)) return undefined
+    if (credential === null) return undefined
     if (credential.scope === 'read') return new Forbidden('this token has scope read: it cannot make changes (make a token with scope write)')
-    if (credential.kind === 'session' && request.headers.origin !== originOf(request)) {
-      return new Forbidden(`a change made with a session cookie must come from this server's pages (Origin ${originOf(request)})`)
-    }
-    return undefined
+    return foreignSession(request)
   }
   const decide = (access: Access, repoId: number, level: AccessLevel): Repository => {
     const { repo, level: has } = access
@@ -294,6 +305,10 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
       }
       done(now === null ? unauthorized(request) : writeRefusal(request))
     },
+    requireSignedIn (request, _reply, done) {
+      user(request).then((found) => { done(found === null ? unauthorized(request) : foreignSession(request)) }, done)
+    },
+    changeRefusal,
     async requireAccess (request, repoId, level) {
       const current = await user(request)
       if (current === null) throw unauthorized(request)
