@@ -130,7 +130,7 @@ export function signInDefaults (given: Partial<SignInConfig> = {}): SignInConfig
 }
 
 export interface PlanningApiOptions extends PlanningCoreOptions {
-  /** enables the admin API under /admin */
+  /** opens the admin API under /admin to `Authorization: Bearer <adminToken>` too (administrators always reach it) */
   adminToken?: string
   /** imports from the hosted service (docs, "Move from the hosted service") */
   hostedImport?: HostedImportOptions
@@ -254,7 +254,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   await fastify.register(async (unmetered) => {
     unmetered.addHook('onRoute', (route) => { route.config = { ...route.config, rateLimit: false } })
     if (wanted.has('integrations')) await unmetered.register(integrationsPlugin)
-    if (wanted.has('admin') && opts.adminToken !== undefined) {
+    if (wanted.has('admin')) {
       await unmetered.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken, hostedImport: opts.hostedImport })
     }
   })

@@ -6,7 +6,7 @@ const TABLES: Array<keyof Database> = [
   'users', 'connections', 'repositories', 'permissions', 'host_identities', 'identity_permissions', 'issues', 'plus_ones', 'milestones', 'workspaces', 'workspace_repositories', 'pipelines',
   'placements', 'issue_events', 'epic_issues', 'dependencies', 'release_reports', 'release_report_repositories', 'release_report_issues',
   'webhooks', 'webhook_deliveries', 'chat_members', 'chat_messages', 'chat_commands', 'chat_blocked_terms', 'chat_events',
-  'issue_states', 'issue_milestones', 'release_issue_changes', 'sprint_configs', 'sprints', 'sprint_issues', 'sprint_events', 'hosted_ids', 'api_tokens', 'oidc_identities', 'audit_log'
+  'issue_states', 'issue_milestones', 'release_issue_changes', 'sprint_configs', 'sprints', 'sprint_issues', 'sprint_events', 'hosted_ids', 'api_tokens', 'oidc_identities', 'audit_log', 'account_links'
 ]
 
 /** Identity columns whose sequences must continue after the copied ids (PostgreSQL). */

@@ -3,7 +3,7 @@
  * each to its status (docs/api.md, "Conventions"); the message is for the client.
  */
 export class DomainError extends Error {
-  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409 | 502 | 504) {
+  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409 | 410 | 502 | 504) {
     super(message)
     this.name = new.target.name
   }
@@ -22,6 +22,11 @@ export class Conflict extends DomainError {
 /** The request is well-formed but cannot be carried out as asked (400). */
 export class Invalid extends DomainError {
   constructor (message: string) { super(message, 400) }
+}
+
+/** It existed but is used up or expired (410): a one-use link. */
+export class Gone extends DomainError {
+  constructor (message: string) { super(message, 410) }
 }
 
 /** The caller may see the thing but not do this to it (403). */

@@ -54,6 +54,8 @@ export interface Database extends ChatBotTables {
   sign_in_attempts: SignInAttemptsTable
   oidc_identities: OidcIdentitiesTable
   audit_log: AuditLogTable
+  password_failures: PasswordFailuresTable
+  account_links: AccountLinksTable
 }
 
 export interface UsersTable {
@@ -65,6 +67,11 @@ export interface UsersTable {
   email: Generated<string | null>
   token_created_at: Generated<string | null>
   token_last_used_at: Generated<string | null>
+  /** `scrypt$N$r$p$salt$hash` (base64url parts); null: no password */
+  password_hash: Generated<string | null>
+  /** 1: may use the admin API and the Administration view */
+  administrator: Generated<number>
+  last_sign_in_at: Generated<string | null>
 }
 export interface RepositoriesTable {
   id: number
@@ -420,4 +427,26 @@ export interface AuditLogTable {
   address: string | null
   /** JSON object; never a secret */
   detail: string | null
+}
+
+/** Failed password sign-ins per login (lower-cased), for the lock-out; times in epoch ms. */
+export interface PasswordFailuresTable {
+  login_key: string
+  failures: number
+  window_start: number
+  locked_until: number
+}
+/** Invite, password-reset and first-run setup links, by the digest of their token; `expires_at` in epoch ms. */
+export interface AccountLinksTable {
+  id: string
+  kind: 'invite' | 'reset' | 'setup'
+  token_hash: string
+  workspace_id: string | null
+  permission: string | null
+  email: string | null
+  user_id: number | null
+  created_by: string
+  created_at: string
+  expires_at: number
+  used_at: string | null
 }

@@ -66,6 +66,13 @@ export function createSessionsRepository (db: Executor) {
       return row === undefined ? undefined : Number(row.user_id)
     },
 
+    /** Ends the user's sessions but the one with digest `keep` (undefined: all of them). */
+    async removeOthers (userId: number, keep: string | undefined): Promise<number> {
+      let query = db.deleteFrom('sessions').where('user_id', '=', userId)
+      if (keep !== undefined) query = query.where('id_hash', '<>', keep)
+      return Number((await query.executeTakeFirst()).numDeletedRows)
+    },
+
     async removeForUser (userId: number): Promise<number> {
       const done = await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst()
       return Number(done.numDeletedRows)

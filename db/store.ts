@@ -1,3 +1,4 @@
+import { createAccountsRepository } from './accounts.js'
 import { createAuditRepository } from './audit.js'
 import { createBoardsRepository } from './boards.js'
 import { createBulkIssues } from './bulk-issues.js'
@@ -32,6 +33,7 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     users: createUsersRepository(db),
     tokens: createTokensRepository(db),
     sessions: createSessionsRepository(db),
+    accounts: createAccountsRepository(db),
     audit: createAuditRepository(db),
     oidcIdentities: createOidcIdentitiesRepository(db),
     repositories: createRepositoriesRepository(db, events),

@@ -2,6 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { Account, AccountToken, CreateTokenBody, NewTokenReply, TokenParams } from '../schemas/account.js'
 import { EmptyBody, ErrorBody, errorResponses, Type } from '../schemas/common.js'
+import { ChangePasswordBody } from '../schemas/passwords.js'
+import { Invalid } from '../db/errors.js'
+import { checkPassword } from '../services/password-sign-in.js'
+import { hashPassword, MIN_PASSWORD, PASSWORD_RULE } from '../services/passwords.js'
 
 const errors = { ...errorResponses, 409: ErrorBody }
 
@@ -19,7 +23,39 @@ const account: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const user = request.planningUser!
     const { kind, scope } = request.planningCredential!
-    return { ...user, email: await store.users.emailOf(user.id), signed_in_with: { kind, scope } }
+    const row = await store.accounts.byLogin(user.login)
+    const hasPassword = await store.accounts.passwordHash(user.id) !== null
+    return { ...user, email: row?.email ?? null, administrator: row?.administrator === true, has_password: hasPassword, signed_in_with: { kind, scope } }
+  })
+
+  fastify.post('/account/password', {
+    schema: {
+      tags,
+      summary: 'Set or change your password (the current one is required when one is set); your other sessions end',
+      body: ChangePasswordBody,
+      response: { 204: EmptyBody, ...errors, 429: ErrorBody }
+    }
+  }, async (request, reply) => {
+    const user = request.planningUser!
+    const { current_password: current, new_password: password } = request.body
+    if (password.length < MIN_PASSWORD) throw new Invalid(`new_password: ${PASSWORD_RULE}`)
+    if (await store.accounts.passwordHash(user.id) !== null) {
+      if (current === undefined) throw new Invalid('current_password is required: this account has a password')
+      const checked = await checkPassword(store, user.login, current, request.ip)
+      if (checked.kind === 'locked') {
+        return await reply.status(429).header('retry-after', String(checked.retryAfterSeconds))
+          .send({ statusCode: 429, error: 'Too Many Requests', message: 'too many wrong passwords for this login: try again later' })
+      }
+      if (checked.kind === 'wrong') throw new Invalid('current_password is not right')
+    }
+    const hash = await hashPassword(password)
+    const credential = request.planningCredential!
+    await store.transaction(async (s) => {
+      await s.accounts.setPassword(user.id, hash)
+      const ended = await s.sessions.removeOthers(user.id, credential.kind === 'session' ? credential.id : undefined)
+      await s.audit.record({ actor: `user:${user.login}`, action: 'password.changed', target: `user:${user.login}`, address: request.ip, detail: { other_sessions_ended: ended } })
+    })
+    return await reply.status(204).send(undefined)
   })
 
   fastify.get('/account/tokens', {

@@ -1,6 +1,9 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { Forbidden } from '../db/errors.js'
+import { bearerOf } from './core/auth.js'
 import { createAdminOperations } from '../services/admin.js'
 import connectionRoutes from './admin-connections.js'
 import exportRoutes from './admin-export.js'
@@ -17,8 +20,8 @@ import {
 import { Type, EmptyBody, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
 
 export interface AdminPluginOptions {
-  /** `Authorization: Bearer <adminToken>` opens the admin API */
-  adminToken: string
+  /** `Authorization: Bearer <adminToken>` opens the admin API; without it, only administrators' sessions and tokens do */
+  adminToken?: string
   /** imports from the hosted service: rate, timeouts, lease (docs, "Move from the hosted service") */
   hostedImport?: HostedImportOptions
 }
@@ -58,15 +61,32 @@ const KEPT_FIELDS = new Set(['permission', 'role', 'state', 'email', 'kind', 're
 
 /** The admin API (docs/operations.md, "Admin API and CLI"): users, tokens, repositories, issues, workspaces, import. */
 const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastify, opts) => {
-  const expected = digest(opts.adminToken)
+  const expected = opts.adminToken === undefined ? undefined : digest(opts.adminToken)
   const admin = createAdminOperations(fastify.planningStore)
+  /** Who made the request, for the audit log: `admin` (ADMIN_TOKEN) or `user:<login>` (an administrator). */
+  const actors = new WeakMap<FastifyRequest, string>()
+  const requireUser = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    await new Promise<void>((resolve, reject) => {
+      fastify.planningAuth.requireUser(request, reply, (err) => { err === undefined || err === null ? resolve() : reject(err) })
+    })
+  }
 
-  fastify.addHook('onRequest', async (request) => {
-    const header = request.headers.authorization ?? ''
-    const given = /^bearer /i.test(header) ? header.slice(7).trim() : ''
-    if (given === '' || !timingSafeEqual(digest(given), expected)) {
-      throw httpErrors.unauthorized('the admin API needs Authorization: Bearer <ADMIN_TOKEN>')
+  // ADMIN_TOKEN, or an administrator's session or token: `read` tokens may only read, a session's
+  // writes must come from this server's pages (the Origin rule), everybody else gets 403.
+  fastify.addHook('onRequest', async (request, reply) => {
+    const given = bearerOf(request.headers) ?? ''
+    if (expected !== undefined && given !== '' && timingSafeEqual(digest(given), expected)) {
+      actors.set(request, 'admin')
+      return
     }
+    const auth = fastify.planningAuth
+    if (await auth.user(request) === null && auth.tokenOf(request) === undefined && auth.sessionOf(request) === undefined) {
+      throw httpErrors.unauthorized('the admin API needs an administrator\'s session or API token, or Authorization: Bearer <ADMIN_TOKEN>')
+    }
+    await requireUser(request, reply)
+    const user = request.planningUser!
+    if (!await fastify.planningStore.accounts.isAdministrator(user.id)) throw new Forbidden('the admin API is for administrators')
+    actors.set(request, `user:${user.login}`)
   })
 
   // Every admin write that succeeded goes to the audit log before its answer leaves.
@@ -83,7 +103,7 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
       : params.repo_id !== undefined ? `repository:${String(params.repo_id)}` : typeof params.id === 'string' ? `connection:${params.id}` : typeof params.workspace_id === 'string' ? `workspace:${params.workspace_id}` : null
     try {
       await fastify.planningStore.audit.record({
-        actor: 'admin', action: ACTIONS[`${request.method} ${route}`] ?? 'admin.write', target, address: request.ip, detail: { request: `${request.method} ${route}`, params, fields }
+        actor: actors.get(request) ?? 'admin', action: ACTIONS[`${request.method} ${route}`] ?? 'admin.write', target, address: request.ip, detail: { request: `${request.method} ${route}`, params, fields }
       })
     } catch (err) {
       request.log.error({ err }, 'could not write the audit entry of an admin write')
@@ -103,10 +123,13 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
 
   fastify.post('/users', {
     schema: { tags, summary: 'Create a user (no token until one is made)', body: CreateUserBody, response: { 201: AdminUserWithEmail, ...errors } }
-  }, async (request, reply) => reply.status(201).send(await admin.createUser(request.body.login, request.body.id, request.body.email)))
+  }, async (request, reply) => {
+    const { login, id, email, administrator } = request.body
+    return reply.status(201).send(await admin.createUser(login, id, email, administrator))
+  })
 
   fastify.patch('/users/:login', {
-    schema: { tags, summary: 'Set or clear (null) a user\'s email', params: LoginParams, body: UpdateUserBody, response: { 200: AdminUserWithEmail, ...errors } }
+    schema: { tags, summary: 'Set or clear (null) a user\'s email; make or unmake an administrator (never the last one: 409)', params: LoginParams, body: UpdateUserBody, response: { 200: AdminUserWithEmail, ...errors } }
   }, async (request) => await admin.updateUser(request.params.login, request.body))
 
   fastify.get('/users/:login/tokens', {
@@ -129,7 +152,7 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   }, async (request) => ({ token: await admin.regenerateToken(request.params.login) }))
 
   fastify.delete('/users/:login', {
-    schema: { tags, summary: 'Delete a user (their token stops working; their events stay)', params: LoginParams, response: { 204: EmptyBody, ...errors } }
+    schema: { tags, summary: 'Delete a user (their tokens and sessions stop working; their events stay; never the last administrator: 409)', params: LoginParams, response: { 204: EmptyBody, ...errors } }
   }, async (request, reply) => {
     await admin.deleteUser(request.params.login)
     return await reply.status(204).send(undefined)

@@ -30,6 +30,8 @@ export const Account = Type.Object({
   id: Type.Integer(),
   login: Type.String(),
   email: Nullable(Type.String()),
+  administrator: Type.Boolean({ description: 'may use the admin API and the Administration view' }),
+  has_password: Type.Boolean({ description: 'a password is set (changing it then needs the current one)' }),
   signed_in_with: Type.Object({
     kind: Type.Union([Type.Literal('token'), Type.Literal('legacy'), Type.Literal('session')]),
     scope: TokenScope

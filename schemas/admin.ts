@@ -7,9 +7,23 @@ export { Fixture } from './fixture.js'
 const PipelineName = Type.String({ minLength: 1, maxLength: 200 })
 
 export const AdminUser = Type.Object({ id: Type.Integer(), login: Type.String() })
-export const AdminUserWithEmail = Type.Object({ id: Type.Integer(), login: Type.String(), email: Type.Union([Type.String(), Type.Null()]) })
-export const CreateUserBody = Type.Object({ login: Login, id: Type.Optional(PositiveInt), email: Type.Optional(Email) }, { additionalProperties: false })
-export const UpdateUserBody = Type.Object({ email: Type.Union([Email, Type.Null()], { description: 'null clears it' }) }, { additionalProperties: false })
+export const AdminUserWithEmail = Type.Object({
+  id: Type.Integer(),
+  login: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  administrator: Type.Boolean({ description: 'may use /admin/* with a session or token, and the Administration view' }),
+  last_sign_in_at: Type.Union([Type.String(), Type.Null()], { description: 'the last browser sign-in (password or provider); null: never' })
+})
+export const CreateUserBody = Type.Object({
+  login: Login,
+  id: Type.Optional(PositiveInt),
+  email: Type.Optional(Email),
+  administrator: Type.Optional(Type.Boolean())
+}, { additionalProperties: false })
+export const UpdateUserBody = Type.Object({
+  email: Type.Optional(Type.Union([Email, Type.Null()], { description: 'null clears it' })),
+  administrator: Type.Optional(Type.Boolean({ description: 'false for the last administrator: 409' }))
+}, { additionalProperties: false, minProperties: 1 })
 export const UserTokenParams = Type.Object({ login: Login, token_id: ObjectId })
 export const TokenReply = Type.Object({ token: Type.String() })
 

@@ -1,7 +1,8 @@
+import type { UserRow } from '../db/accounts.js'
 import type { ChatRole } from '../db/chat.js'
 import type { IssueChange, IssueRow, MilestoneFields, Repository } from '../db/repositories.js'
 import type { PlanningStore } from '../db/store.js'
-import type { PermissionName, User } from '../db/users.js'
+import type { PermissionName } from '../db/users.js'
 import type { NewWorkspace, WorkspaceChange } from '../db/workspaces.js'
 import { loadFixture } from './fixtures.js'
 
@@ -22,16 +23,19 @@ export function createAdminOperations (store: PlanningStore) {
 
   return {
     importFixture: async (fixture: unknown) => await loadFixture(store, fixture),
-    listUsers: async () => await store.users.listWithEmail(),
-    createUser: async (login: string, id?: number, email?: string): Promise<User & { email: string | null }> => await tx(async (s) => {
+    listUsers: async () => await store.accounts.list(),
+    createUser: async (login: string, id?: number, email?: string, administrator?: boolean): Promise<UserRow> => await tx(async (s) => {
       const user = await s.users.create(login, id)
       if (email !== undefined) await s.users.setEmail(user.id, email)
-      return { ...user, email: email ?? null }
+      if (administrator === true) await s.accounts.setAdministrator(user.id, true)
+      return (await s.accounts.byLogin(login))!
     }),
-    updateUser: async (login: string, change: { email: string | null }): Promise<User & { email: string | null }> => await tx(async (s) => {
+    /** Sets or clears the email, makes or unmakes an administrator (never the last one: 409). */
+    updateUser: async (login: string, change: { email?: string | null, administrator?: boolean }): Promise<UserRow> => await tx(async (s) => {
       const user = await s.users.requireLogin(login)
-      await s.users.setEmail(user.id, change.email)
-      return { ...user, email: change.email }
+      if (change.email !== undefined) await s.users.setEmail(user.id, change.email)
+      if (change.administrator !== undefined) await s.accounts.setAdministrator(user.id, change.administrator)
+      return (await s.accounts.byLogin(user.login))!
     }),
     userTokens: async (login: string) => await store.tokens.list((await store.users.requireLogin(login)).id),
     revokeUserToken: async (login: string, tokenId: string) =>
@@ -47,7 +51,11 @@ export function createAdminOperations (store: PlanningStore) {
     issues: async (repoId: number) => (await store.repositories.issues(repoId)).map(issueShape),
     milestones: async (repoId: number) => await store.repositories.milestones(repoId),
     workspaces: async () => await store.workspaces.list(),
-    deleteUser: async (login: string) => await tx(async (s) => { await s.users.remove((await s.users.requireLogin(login)).id) }),
+    deleteUser: async (login: string) => await tx(async (s) => {
+      const user = await s.users.requireLogin(login)
+      await s.accounts.guardRemoval(user.id)
+      await s.users.remove(user.id)
+    }),
     revokeToken: async (login: string) => await tx(async (s) => { await s.users.revokeToken((await s.users.requireLogin(login)).id) }),
     deleteRepository: async (repoId: number) => await tx(async (s) => { await s.repositories.remove(repoId) }),
     createRepository: async (repo: Repository) => await tx(async (s) => await s.repositories.create(repo)),

@@ -50,7 +50,7 @@ t.test('the CLI shows what the admin API shows', async (t) => {
 t.test('the CLI: emails, a user\'s tokens and the audit log', async (t) => {
   const database = join(t.testdir({}), 'planning.db')
   const run = async (...argv: string[]) => await runAdminCommand(database, argv)
-  t.same(await run('create-user', 'eve', '--email', 'eve@example.com'), { id: 1, login: 'eve', email: 'eve@example.com' })
+  t.same(await run('create-user', 'eve', '--email', 'eve@example.com'), { id: 1, login: 'eve', email: 'eve@example.com', administrator: false, last_sign_in_at: null })
   await t.rejects(run('create-user', 'frank', '--email', 'eve@example.com'), /belongs to another user/)
   await t.rejects(run('set-email', 'eve', 'not-an-email'), /not an email address/)
   t.match(await run('set-email', 'eve', 'none'), { email: null })

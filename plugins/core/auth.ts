@@ -46,6 +46,8 @@ export interface PlanningAuth {
   tokenOf: (request: FastifyRequest) => string | undefined
   /** The session cookie's value, when the request carries no token. */
   sessionOf: (request: FastifyRequest) => string | undefined
+  /** The origin this server's pages are served from (PUBLIC_URL's, else the request's): session writes must carry it as Origin. */
+  originOf: (request: FastifyRequest) => string
   /** Idle and absolute session lifetimes in force. */
   sessionLifetimes: SessionLifetimes
   /** The request's user, or null; looked up once per request. */
@@ -294,6 +296,7 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
   const auth: PlanningAuth = {
     tokenOf,
     sessionOf,
+    originOf,
     sessionLifetimes: lifetimes,
     user,
     userNow,

@@ -16,6 +16,7 @@ import { decideSignIn, loginFrom } from './decide.js'
 import { hostButtonName, hostOAuth, HostSignInRefused, type HostSignInUser } from './host.js'
 import { oidcClient, OidcRefused, type OidcIdentity } from './oidc.js'
 import { signInPage } from './page.js'
+import passwordSignIn from './password.js'
 
 /** The cookie binding a sign-in under way to the browser that started it (its value is the state). */
 export const ATTEMPT_COOKIE = 'planning_sign_in'
@@ -88,6 +89,8 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
     }
     return await reply.clearCookie(SESSION_COOKIE, cookieOptions).status(204).send(undefined)
   })
+
+  await fastify.register(passwordSignIn, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs } })
 
   const refused = async (request: FastifyRequest, reason: string, target: string | null, detail: Record<string, unknown>) => {
     await store.audit.record({ actor: 'anonymous', action: 'sign_in.refused', target, address: request.ip, detail: { ...detail, reason } })
@@ -181,6 +184,7 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
         user = decision.user
       }
       const session = await s.sessions.create(user.id, 'host', lifetimes)
+      await s.accounts.signedIn(user.id)
       await s.audit.record({ actor: `user:${user.login}`, action: 'sign_in.succeeded', target: `user:${user.login}`, address, detail: who })
       return { kind: 'session' as const, session }
     })
@@ -244,6 +248,7 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
         await s.audit.record({ actor: `user:${user.login}`, action: 'identity.linked', target: `user:${user.login}`, address, detail: { provider: 'oidc', issuer: identity.issuer, subject: identity.subject, by: decision.kind === 'create' ? 'signup' : 'email' } })
       }
       const session = await s.sessions.create(user.id, 'oidc', lifetimes)
+      await s.accounts.signedIn(user.id)
       await s.audit.record({ actor: `user:${user.login}`, action: 'sign_in.succeeded', target: `user:${user.login}`, address, detail: { provider: 'oidc', issuer: identity.issuer } })
       return { kind: 'session' as const, session }
     })
