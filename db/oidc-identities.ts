@@ -13,6 +13,11 @@ export function createOidcIdentitiesRepository (db: Executor) {
       return row === undefined ? undefined : { id: Number(row.id), login: row.login }
     },
 
+    /** Whether the user has an identity at this issuer already (another subject never links to them by email). */
+    async hasIssuer (userId: number, issuer: string): Promise<boolean> {
+      return await db.selectFrom('oidc_identities').select('subject').where('user_id', '=', userId).where('issuer', '=', issuer).executeTakeFirst() !== undefined
+    },
+
     /** Links the identity to the user; one linked already (a concurrent first sign-in) is a conflict. */
     async link (issuer: string, subject: string, userId: number, email: string | null): Promise<void> {
       try {

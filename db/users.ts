@@ -126,6 +126,15 @@ export function createUsersRepository (db: Executor) {
     },
 
     /** The user with this email (compared case-insensitively), if any. */
+    /**
+     * The user whose email is exactly this one. Linking a sign-in by email uses this: case is kept
+     * by some providers and not others, and `Alice@x` may be a different mailbox than `alice@x`.
+     */
+    async byExactEmail (email: string): Promise<User | undefined> {
+      const row = await db.selectFrom('users').select(['id', 'login']).where('email', '=', email).executeTakeFirst()
+      return row === undefined ? undefined : { id: Number(row.id), login: row.login }
+    },
+
     async byEmail (email: string): Promise<User | undefined> {
       return await db.selectFrom('users').select(['id', 'login']).where(sql<boolean>`lower(email) = lower(${email})`).executeTakeFirst()
     },

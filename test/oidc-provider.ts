@@ -9,7 +9,10 @@ export const PUBLIC_URL = 'http://planning.test'
 export const PEOPLE: Record<string, { email?: string, email_verified?: boolean, preferred_username?: string }> = {
   alice: { email: 'alice@example.com', email_verified: true, preferred_username: 'alice' },
   newcomer: { email: 'newcomer@example.com', email_verified: true, preferred_username: 'new comer' },
-  unverified: { email: 'alice@example.com', email_verified: false, preferred_username: 'mallory' }
+  unverified: { email: 'alice@example.com', email_verified: false, preferred_username: 'mallory' },
+  // Another subject with alice's address in other case, and one with exactly hers.
+  'alice-case': { email: 'Alice@Example.com', email_verified: true, preferred_username: 'alice-case' },
+  'alice-twin': { email: 'alice@example.com', email_verified: true, preferred_username: 'alice-twin' }
 }
 
 /**

@@ -191,6 +191,24 @@ t.test('SIGNUP: closed refuses an unknown identity, open makes a user; linking b
   t.ok(actions.includes('user.created'))
 })
 
+t.test('linking by email: an exact match only, and never to a user who has an identity at the issuer already', async (t) => {
+  const a = await app(t)
+  const other = (await signIn(a, 'alice-case')).answer
+  t.equal(other.statusCode, 403, 'an email differing only in case does not link')
+  t.match(other.body, /No account here/)
+  const first = (await signIn(a, 'alice')).answer
+  t.equal((await a.inject({ url: '/account', headers: { cookie: sessionCookie(first) } })).json().login, 'alice', 'the exact match links')
+  const twin = (await signIn(a, 'alice-twin')).answer
+  t.equal(twin.statusCode, 403, 'another subject of the same issuer with the same email does not get alice')
+  t.equal((await signIn(a, 'alice-case')).answer.statusCode, 403)
+  const again = (await signIn(a, 'alice')).answer
+  t.equal((await a.inject({ url: '/account', headers: { cookie: sessionCookie(again) } })).json().login, 'alice', 'alice herself still signs in')
+
+  const open = await app(t, { signup: 'open' })
+  const made = (await signIn(open, 'alice-case')).answer
+  t.not((await open.inject({ url: '/account', headers: { cookie: sessionCookie(made) } })).json().login, 'alice', 'with open sign-up: a new user, not alice')
+})
+
 t.test('a session made on one instance works on another (PostgreSQL), and logout ends it on both', async (t) => {
   const url = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
   if (!await postgresAnswers(url)) {

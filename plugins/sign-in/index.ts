@@ -232,9 +232,12 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
     }
 
     const outcome = await store.transaction(async (s) => {
+      // By email: an exact match only, and never a user another subject of this issuer already is.
+      let byEmail = identity.email === undefined ? undefined : await s.users.byExactEmail(identity.email)
+      if (byEmail !== undefined && await s.oidcIdentities.hasIssuer(byEmail.id, identity.issuer)) byEmail = undefined
       const decision = decideSignIn({
         linked: await s.oidcIdentities.userOf(identity.issuer, identity.subject),
-        byEmail: identity.email === undefined ? undefined : await s.users.byEmail(identity.email),
+        byEmail,
         emailVerified: identity.emailVerified,
         linkByEmail: opts.oidcLinkByEmail,
         signup: opts.signup
