@@ -5,7 +5,7 @@ import { NOBODY, type DomainEvents } from './domain-events.js'
 import { isUniqueViolation } from './engine.js'
 import { recordMilestone, recordState } from './history.js'
 import { isCalendarDate } from './zoned-time.js'
-import { isDateTime } from '../schemas/formats.js'
+import { EARLIEST_DAY, isDateTime, LATEST_DAY } from '../schemas/formats.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './prepared.js'
@@ -77,7 +77,7 @@ export async function touchPlanning (db: Executor, issueIds: number[]): Promise<
 /** A due date as stored: ISO 8601 UTC with milliseconds (a bare date is that day's 00:00 UTC, as the issue hosts send them). */
 export function dueDate (value: string): string {
   const ms = isCalendarDate(value) ? Date.parse(`${value}T00:00:00Z`) : isDateTime(value) ? Date.parse(value) : Number.NaN
-  if (Number.isNaN(ms)) throw new Invalid('due_on must be an ISO 8601 date-time or a YYYY-MM-DD date')
+  if (Number.isNaN(ms)) throw new Invalid(`due_on must be an ISO 8601 date-time or a YYYY-MM-DD date, from ${EARLIEST_DAY} to ${LATEST_DAY}`)
   return new Date(ms).toISOString()
 }
 

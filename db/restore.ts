@@ -4,6 +4,7 @@ import { Conflict, Invalid } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { notedEvents, type Executor } from './transaction.js'
 import { isCalendarDate, isTimeZone } from './zoned-time.js'
+import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
 
 export interface RestoredEvent {
   type: 'estimateIssue' | 'transferIssue' | 'labelIssue' | 'unlabelIssue' | 'assignIssue' | 'unassignIssue'
@@ -128,7 +129,7 @@ export function createRestoreRepository (db: Executor) {
       const workspace = await db.selectFrom('workspaces').select('id').where('id', '=', input.workspace_id).executeTakeFirst()
       if (workspace === undefined) throw new Invalid(`workspace ${input.workspace_id} does not exist`)
       if (!isTimeZone(input.time_zone)) throw new Invalid(`'${input.time_zone}' is not an IANA time zone`)
-      if (!isCalendarDate(input.starts_on)) throw new Invalid(`starts_on '${input.starts_on}' is not a date`)
+      if (!isCalendarDate(input.starts_on)) throw new Invalid(`starts_on '${input.starts_on}' is not a date from ${EARLIEST_DAY} to ${LATEST_DAY}`)
       if (await db.selectFrom('sprint_configs').select('workspace_id').where('workspace_id', '=', input.workspace_id).executeTakeFirst() !== undefined) {
         throw new Conflict(`workspace ${input.workspace_id} has a sprint configuration already`)
       }

@@ -3,6 +3,8 @@
  * sprint boundaries and the days of the reports' series (docs, "Sprints and reports").
  */
 
+import { isWithinDateRange } from '../schemas/formats.js'
+
 const DAY_MS = 86_400_000
 const formatters = new Map<string, Intl.DateTimeFormat>()
 
@@ -29,12 +31,12 @@ export function isTimeZone (value: string): boolean {
   }
 }
 
-/** Whether the text is a real calendar day written YYYY-MM-DD. */
+/** Whether the text is a real calendar day written YYYY-MM-DD, from EARLIEST_DAY to LATEST_DAY. */
 export function isCalendarDate (value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)
   if (m === null) return false
   const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])))
-  return d.toISOString().slice(0, 10) === value
+  return d.toISOString().slice(0, 10) === value && isWithinDateRange(d.getTime())
 }
 
 interface Parts { year: number, month: number, day: number, hour: number, minute: number, second: number }

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { LEVELS } from '../db/users.js'
 import { isCalendarDate, isTimeZone } from '../db/zoned-time.js'
+import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
 import { Type, errorResponses, ErrorBody } from '../schemas/common.js'
 import {
   Sprint, SprintConfig, SprintEvent, SprintEventsQuery, SprintIssuesAdded, SprintIssuesBody, SprintIssuesRemoved, SprintParams, SprintReview, SprintsQuery,
@@ -108,7 +109,7 @@ const sprints: FastifyPluginAsyncTypebox<SprintsPluginOptions> = async (fastify,
     const workspace = await access.readable(request, request.params.workspace_id)
     await access.requireAdminOfAll(request, workspace.repositories)
     const config = request.body
-    if (!isCalendarDate(config.starts_on)) throw httpErrors.badRequest('body/starts_on must be a calendar date, YYYY-MM-DD')
+    if (!isCalendarDate(config.starts_on)) throw httpErrors.badRequest(`body/starts_on must be a calendar date, YYYY-MM-DD, from ${EARLIEST_DAY} to ${LATEST_DAY}`)
     if (!isTimeZone(config.time_zone)) throw httpErrors.badRequest('body/time_zone must be an IANA time zone such as Europe/Berlin')
     return await repo.setConfig(request.params.workspace_id, config, now())
   })

@@ -3,9 +3,24 @@ import { FormatRegistry } from '@sinclair/typebox'
 // ISO 8601 / RFC 3339 date-time with a zone.
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:[Zz]|[+-](\d{2}):?(\d{2}))$/
 
+/** The first and last day a date or date-time may name (UTC; docs/api.md). */
+export const EARLIEST_DAY = '1000-01-01'
+export const LATEST_DAY = '8999-12-31'
+const EARLIEST_MS = Date.parse(`${EARLIEST_DAY}T00:00:00Z`)
+const AFTER_LATEST_MS = Date.parse(`${LATEST_DAY}T00:00:00Z`) + 86_400_000
+
+/**
+ * Whether an instant lies within the days a date may name. Times are stored as ISO text and
+ * compared as text: a year past 9999 (written `+010000`, reached from 9999-12-31 by a sprint or a
+ * time zone) or before 0000 would sort wrongly, so dates keep far from both ends.
+ */
+export function isWithinDateRange (ms: number): boolean {
+  return ms >= EARLIEST_MS && ms < AFTER_LATEST_MS
+}
+
 /**
  * A date-time that JavaScript's `Date` can hold: real calendar days (no February 30), no leap
- * second (`23:59:60` has no `Date`), zones within ±23:59, inside Date's range.
+ * second (`23:59:60` has no `Date`), zones within ±23:59, from EARLIEST_DAY to LATEST_DAY (UTC).
  */
 export function isDateTime (value: string): boolean {
   const m = DATE_TIME.exec(value)
@@ -14,7 +29,7 @@ export function isDateTime (value: string): boolean {
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false
   if (hour > 23 || minute > 59 || second > 59 || zoneHour > 23 || zoneMinute > 59) return false
-  return !Number.isNaN(Date.parse(value))
+  return isWithinDateRange(Date.parse(value))
 }
 
 /** Formats used outside Fastify's validator (fixtures read from files by the server and CLI). */
