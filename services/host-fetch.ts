@@ -164,17 +164,14 @@ export function cleanReason (text: string): string {
 
 /**
  * Turns what a request to a host threw (an Octokit error, a HostFetchError, our own) into
- * `{ status, reason }`: of a host's error answer only the `message` of a JSON body is kept.
+ * `{ status, reason }`: of a host's error answer only its status is kept, with the status's own
+ * reason phrase (`Not Found`); nothing of its body, not even its `message`.
  */
 export function hostError (err: unknown): HostErrorSummary {
-  const e = err as { status?: unknown, response?: { data?: unknown }, cause?: unknown, message?: unknown }
+  const e = err as { status?: unknown, response?: unknown, cause?: unknown, message?: unknown }
   if (e?.cause instanceof HostFetchError) return { status: null, reason: cleanReason(e.cause.message) }
   if (err instanceof HostFetchError) return { status: null, reason: cleanReason(err.message) }
-  if (typeof e?.status === 'number' && e.response !== undefined) {
-    const data = e.response.data as { message?: unknown } | undefined
-    const message = typeof data === 'object' && data !== null && typeof data.message === 'string' ? cleanReason(data.message) : ''
-    return { status: e.status, reason: message !== '' ? message : (http.STATUS_CODES[e.status] ?? 'error') }
-  }
+  if (typeof e?.status === 'number' && e.response !== undefined) return { status: e.status, reason: http.STATUS_CODES[e.status] ?? 'error' }
   return { status: null, reason: cleanReason(typeof e?.message === 'string' ? e.message : String(err)) }
 }
 
