@@ -96,6 +96,12 @@ export async function requireIssue (db: Executor, repoId: number, number: number
  * The issue-hosting platform's side: repositories, their issues and milestones. Creating or
  * reopening an issue keeps its board placements in step (docs/api.md, "Conventions").
  */
+/**
+ * Ids of repositories made here (no issue host): 2^40 and up, far above the hosts' numbering, so a
+ * host's repository connected later never meets one of them.
+ */
+export const LOCAL_REPO_IDS = 2 ** 40
+
 export function createRepositoriesRepository (db: Executor, events?: DomainEvents) {
   const byId = async (id: number): Promise<Repository | undefined> => (await repoQuery(db, { id })).rows[0]
   const requireRepository = async (id: number): Promise<Repository> => {
@@ -110,6 +116,18 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
   const pipelineIn = async (workspaceId: string, wanted: string) =>
     await db.selectFrom('pipelines').select(['id', 'name']).where('workspace_id', '=', workspaceId)
       .where((eb) => eb.or([eb('id', '=', wanted), eb('name', '=', wanted)])).orderBy('sort_order').limit(1).executeTakeFirst()
+
+  /** The next local id; a writer taking the same one at the same moment makes this try the one after (no aborted transaction). */
+  const createLocal = async (input: Omit<Repository, 'id'>): Promise<Repository> => {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const top = await db.selectFrom('repositories').select((eb) => eb.fn.max('id').as('top')).where('id', '>=', LOCAL_REPO_IDS).executeTakeFirst()
+      const id = top?.top === null || top?.top === undefined ? LOCAL_REPO_IDS : Number(top.top) + 1
+      const inserted = await db.insertInto('repositories').values({ id, owner: input.owner, name: input.name, html_url: input.html_url ?? null })
+        .onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst()
+      if (inserted !== undefined) return { id, owner: input.owner, name: input.name, html_url: input.html_url ?? null }
+    }
+    throw new Conflict('no free repository id now; try again')
+  }
 
   return {
     byId,
@@ -144,10 +162,13 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
       return await db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).orderBy('id').execute()
     },
 
-    async create (repo: Repository): Promise<Repository> {
-      if (await byId(repo.id) !== undefined) throw new Conflict(`repository ${repo.id} already exists`)
-      const taken = await db.selectFrom('repositories').select('id').where('owner', '=', repo.owner).where('name', '=', repo.name).executeTakeFirst()
-      if (taken !== undefined) throw new Conflict(`repository ${repo.owner}/${repo.name} already exists`)
+    /** Creates a repository; without an id it lives here only and gets the next id from LOCAL_REPO_IDS up. */
+    async create (input: Omit<Repository, 'id'> & { id?: number }): Promise<Repository> {
+      if (input.id !== undefined && await byId(input.id) !== undefined) throw new Conflict(`repository ${input.id} already exists`)
+      const taken = await db.selectFrom('repositories').select('id').where('owner', '=', input.owner).where('name', '=', input.name).executeTakeFirst()
+      if (taken !== undefined) throw new Conflict(`repository ${input.owner}/${input.name} already exists`)
+      if (input.id === undefined) return await createLocal(input)
+      const repo = { ...input, id: input.id }
       try {
         await db.insertInto('repositories').values(repo).execute()
       } catch (err) {

@@ -34,7 +34,7 @@ export const AdminRepository = Type.Object({
   html_url: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'its page on the issue host (null: https://github.com/owner/name)' }))
 })
 export const CreateRepositoryBody = Type.Object({
-  id: PositiveInt,
+  id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the issue host\'s id; without it the repository lives here only and gets an id from 2^40 (1099511627776) up' })),
   owner: Login,
   name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' })
 }, { additionalProperties: false })

@@ -58,7 +58,7 @@ export function createAdminOperations (store: PlanningStore) {
     }),
     revokeToken: async (login: string) => await tx(async (s) => { await s.users.revokeToken((await s.users.requireLogin(login)).id) }),
     deleteRepository: async (repoId: number) => await tx(async (s) => { await s.repositories.remove(repoId) }),
-    createRepository: async (repo: Repository) => await tx(async (s) => await s.repositories.create(repo)),
+    createRepository: async (repo: Omit<Repository, 'id'> & { id?: number }) => await tx(async (s) => await s.repositories.create(repo)),
     setPermission: async (repoId: number, login: string, permission: PermissionName) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)
       await s.users.setPermission((await s.users.requireLogin(login)).id, repoId, permission)

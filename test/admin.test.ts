@@ -122,3 +122,17 @@ t.test('the fuller admin surface: permissions, issues, milestones, workspaces; r
   t.equal((await app.admin({ method: 'DELETE', url: `/admin/repositories/${REPO}` })).statusCode, 204)
   t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/board` })).statusCode, 404, 'the repository is gone')
 })
+
+t.test('a repository made without an id lives here only: ids from 2^40 up, several at once all made', async (t) => {
+  const app = await build(t, { fixture: null })
+  const made = await Promise.all(['one', 'two', 'three', 'four'].map(async (name) => await app.admin({ method: 'POST', url: '/admin/repositories', payload: { owner: 'team', name } })))
+  t.same(made.map((r) => r.statusCode), [201, 201, 201, 201])
+  const ids = made.map((r) => r.json().id as number).sort((a, b) => a - b)
+  t.same(ids, [2 ** 40, 2 ** 40 + 1, 2 ** 40 + 2, 2 ** 40 + 3], 'each its own id, in the local range')
+  t.equal((await app.admin({ method: 'POST', url: '/admin/repositories', payload: { owner: 'team', name: 'one' } })).statusCode, 409, 'owner/name taken')
+  t.equal((await app.admin({ method: 'POST', url: '/admin/repositories', payload: { id: 7, owner: 'host', name: 'x' } })).statusCode, 201, 'an id given is kept')
+  const listed = (await app.admin({ url: '/admin/repositories' })).json() as Array<{ id: number, owner: string, name: string }>
+  t.same(listed.map((r) => `${r.id} ${r.owner}/${r.name}`), ['7 host/x', ...ids.map((id, i) => `${id} team/${made.find((r) => r.json().id === id)!.json().name as string}`)].slice(0, 5))
+  const ws = await app.admin({ method: 'POST', url: '/admin/workspaces', payload: { name: 'Here', repositories: [ids[0]], pipelines: ['Inbox'] } })
+  t.equal(ws.statusCode, 201, 'a workspace may hold it')
+})

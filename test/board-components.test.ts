@@ -4,7 +4,11 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { renderToString } from 'preact-render-to-string'
 import { ApiError, type Client } from '../board/src/api.js'
+import { AdminSections, type AdminContext } from '../board/src/components/admin.js'
+import { repositoryErrors } from '../board/src/components/admin-repositories.js'
+import { pipelineNames, reorder } from '../board/src/components/admin-workspaces.js'
 import { Card } from '../board/src/components/card.js'
+import { FieldError, fieldOf, invalid } from '../board/src/components/field.js'
 import { Column, ROW } from '../board/src/components/column.js'
 import { progress } from '../board/src/components/epics.js'
 import { Filters } from '../board/src/components/filters.js'
@@ -195,6 +199,7 @@ t.test('the store: a browser session signs in without a token, the providers\' b
   await store.start()
   t.equal(store.state.phase, 'ready')
   t.same([store.state.token, store.state.viaSession], [null, true], 'signed in by the session')
+  t.same(store.state.account, { login: 'alice', administrator: false }, 'who: no Administration link for a non-administrator')
   t.same(store.state.choice, { workspace: 'w', repo: 2 })
   t.equal(store.state.providers.length, 1)
   await store.signOut()
@@ -397,4 +402,29 @@ t.test('the store: an edit sends what changed and keeps the board\'s estimate on
   t.equal(await store.editIssue('1#2', { title: 'Other' }), false)
   t.equal(store.state.cards.get('1#2')!.title, 'New', 'a refusal keeps the card')
   t.equal(store.state.status.text, 'Not saved: write permission on repository 1 is required. #2 keeps what it had.')
+})
+
+t.test('administration: sections, their controls by name, and what the forms check before asking', async (t) => {
+  t.same(reorder(['a', 'b', 'c'], 2, 0), ['c', 'a', 'b'])
+  t.same(reorder(['a', 'b', 'c'], 0, 1), ['b', 'a', 'c'])
+  t.same(reorder(['a', 'b'], 1, 2), ['a', 'b'], 'past the end: unchanged')
+  t.same(pipelineNames(' To Do, ,Done ,'), ['To Do', 'Done'])
+  t.same(repositoryErrors('acme', 'api'), {})
+  t.same(Object.keys(repositoryErrors('-x', 'a b')), ['owner', 'name'])
+  t.equal(fieldOf('body/name must NOT have fewer than 1 characters', ['owner', 'name']), 'name')
+  t.equal(fieldOf('repository acme/api already exists', ['owner', 'name']), 'owner', 'no field named: the first')
+  t.same(invalid('f', 'Too short'), { id: 'f', 'aria-invalid': 'true', 'aria-describedby': 'f-error' })
+  t.same(invalid('f', ''), { id: 'f' })
+  t.match(renderToString(html`<${FieldError} id="f" error="Too <short>" />`), '<p class="field-error" id="f-error">Too &lt;short></p>')
+
+  const data = {
+    repositories: [{ id: 1, owner: 'acme', name: 'api' }, { id: 2, owner: 'acme', name: 'web<b>' }],
+    workspaces: [{ id: 'w', name: 'Team', description: null, repositories: [1, 2], pipelines: [{ id: 'p1', name: 'To Do' }, { id: 'p2', name: 'Done' }] }]
+  }
+  const context: AdminContext = { client: fakeClient({}), say: () => {}, reload: async () => {} }
+  const page = renderToString(html`<${AdminSections} data=${data} context=${context} />`)
+  for (const text of ['>Repositories</h3>', '>Workspaces</h3>', '>New repository</button>', '>New workspace</button>', '>Add pipeline</button>', '>Pipeline name</label>', 'aria-label="Pipelines of Team"', '<li class="pipeline" aria-label="To Do"']) t.match(page, text)
+  t.match(page, 'acme/web&lt;b>', 'names as text')
+  t.match(page, /<button type="button" disabled>Move left<\/button>/, 'the first pipeline cannot move left')
+  t.match(page, /<button type="button" disabled>Move right<\/button>/, 'the last cannot move right')
 })

@@ -45,13 +45,16 @@ export interface State {
   creating: string | null
   /** counts refreshes that brought other columns (changes made elsewhere): their cards glide into place */
   arrived: number
+  /** who is signed in (`GET /account`); `administrator` opens the Administration view */
+  account: Account | null
 }
+export interface Account { login: string, administrator: boolean }
 export interface Provider { id: string, name: string, login_url: string }
 export interface Sprint { id: string, name: string, state: 'active' | 'future' | 'closed', starts_at: string, ends_at: string }
 export interface NewIssue { title: string, body?: string, labels?: string[], assignees?: string[], estimate?: number }
 
-export type View = 'board' | 'epics' | 'reports' | 'settings'
-const VIEWS: View[] = ['board', 'epics', 'reports', 'settings']
+export type View = 'board' | 'epics' | 'reports' | 'settings' | 'admin' | 'account'
+const VIEWS: View[] = ['board', 'epics', 'reports', 'settings', 'admin', 'account']
 export const CLOSED = 'closed'
 export const POLL_MS = 3000
 /** While the live stream is open the server says when to read again; this slow look is only a safety net. */
@@ -108,7 +111,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     creating: null,
     sprints: [],
     sprintIssues: null,
-    arrived: 0
+    arrived: 0,
+    account: null
   }
   // Tags of the last answers: unchanged boards and titles cost a 304.
   const etags = new Map<string, string>()
@@ -174,6 +178,12 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     if (state.phase === 'checking') await signIn(null)
   }
 
+  /** Who is signed in, and whether an administrator (the Administration view's link). */
+  async function account () {
+    const me = await client.get<{ login: string, administrator?: boolean }>('/account')
+    set({ account: { login: me.login, administrator: me.administrator === true } })
+  }
+
   async function providers () {
     const answer = await client.get<{ providers?: Provider[] }>('/auth/providers')
     set({ providers: Array.isArray(answer.providers) ? answer.providers : [] })
@@ -194,6 +204,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       return
     }
     if (token !== null) session.setItem(TOKEN_KEY, token)
+    account().catch(() => {})
     const collapsed = local.getItem(COLLAPSED_KEY)
     set({ workspaces, collapsed: new Set(collapsed === null ? [CLOSED] : JSON.parse(collapsed) as string[]) })
     if (workspaces.length === 0) {
@@ -213,7 +224,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     follow(null)
     const wasSession = state.viaSession
     session.removeItem(TOKEN_KEY)
-    set({ token: null, viaSession: false, phase: 'signed-out', choice: null, panel: null, cards: new Map(), columns: {} })
+    set({ token: null, viaSession: false, phase: 'signed-out', choice: null, panel: null, cards: new Map(), columns: {}, account: null })
     say(message, message !== 'Signed out.')
     if (!wasSession || !endSession) return
     try {

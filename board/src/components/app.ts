@@ -2,6 +2,7 @@
 import { useEffect, useReducer, useRef } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
+import { Administration } from './admin.js'
 import { Board } from './board.js'
 import { Epics } from './epics.js'
 import { Filters } from './filters.js'
@@ -13,7 +14,11 @@ import { Reports } from './reports.js'
 import { Settings } from './settings.js'
 import { SignIn } from './sign-in.js'
 
+/** Views that need no board: an administrator with no workspace yet makes the first one there. */
+const OWN_VIEWS = new Set(['admin', 'account'])
+
 function view (store: Store) {
+  if (store.state.view === 'admin') return html`<${Administration} store=${store} />`
   if (store.state.view === 'epics') return html`<${Epics} store=${store} />`
   if (store.state.view === 'reports') return html`<${Reports} store=${store} />`
   if (store.state.view === 'settings') return html`<${Settings} store=${store} />`
@@ -67,6 +72,7 @@ export function App ({ store }: { store: Store }) {
           <a href="?view=epics" aria-current=${state.view === 'epics' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('epics') }}>Epics</a>
           <a href="?view=reports" aria-current=${state.view === 'reports' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('reports') }}>Reports</a>
           <a href="?view=settings" aria-current=${state.view === 'settings' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('settings') }}>Settings</a>
+          ${state.account?.administrator === true && html`<a href="?view=admin" aria-current=${state.view === 'admin' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('admin') }}>Administration</a>`}
         </nav>
         <span class="spacer"></span>
         <button type="button" aria-label="Keyboard help" title="Keyboard help (?)" onClick=${() => store.set({ help: true })}>?</button>
@@ -75,8 +81,8 @@ export function App ({ store }: { store: Store }) {
     <main>
       <p class="status${state.status.error ? ' error' : ''}" role="status" aria-live="polite">${state.status.text}</p>
       ${state.phase === 'signed-out' && html`<${SignIn} store=${store} />`}
-      ${signedIn && state.choice !== null && state.view !== 'reports' && state.view !== 'settings' && html`<${Filters} store=${store} inputRef=${filter} />`}
-      ${signedIn && state.choice !== null && view(store)}
+      ${signedIn && state.choice !== null && state.view !== 'reports' && state.view !== 'settings' && !OWN_VIEWS.has(state.view) && html`<${Filters} store=${store} inputRef=${filter} />`}
+      ${signedIn && (state.choice !== null || OWN_VIEWS.has(state.view)) && view(store)}
     </main>
     ${state.panel !== null && html`<${IssuePanel} key=${state.panel} store=${store} issueKey=${state.panel} onClose=${closePanel} />`}
     ${state.creating !== null && html`<${NewIssue} store=${store} pipeline=${state.creating} onClose=${() => store.set({ creating: null })} />`}

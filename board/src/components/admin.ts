@@ -1,0 +1,59 @@
+/// <reference lib="dom" />
+import { useEffect, useState } from 'preact/hooks'
+import type { Client } from '../api.js'
+import { html } from '../html.js'
+import type { Store } from '../store.js'
+import { Repositories } from './admin-repositories.js'
+import { Workspaces } from './admin-workspaces.js'
+
+export interface AdminRepo { id: number, owner: string, name: string, html_url?: string | null }
+export interface AdminPipeline { id: string, name: string }
+export interface AdminWorkspace { id: string, name: string, description: string | null, repositories: number[], pipelines: AdminPipeline[] }
+export interface AdminData { repositories: AdminRepo[], workspaces: AdminWorkspace[] }
+
+/** What a section of the Administration view works with: the API, the status line, and a fresh read after a change. */
+export interface AdminContext {
+  client: Client
+  say: (text: string, error?: boolean) => void
+  reload: () => Promise<void>
+}
+
+export const repoName = (repos: AdminRepo[], id: number): string => {
+  const repo = repos.find((r) => r.id === id)
+  return repo === undefined ? `repository ${id}` : `${repo.owner}/${repo.name}`
+}
+
+/** The sections of the Administration view, for a given read of the admin API. */
+export function AdminSections ({ data, context }: { data: AdminData, context: AdminContext }) {
+  return html`
+    <${Repositories} data=${data} context=${context} />
+    <${Workspaces} data=${data} context=${context} />`
+}
+
+/**
+ * The Administration view (administrators only; the admin API answers others 403): repositories,
+ * workspaces and their pipelines. Every change is a request to the admin API, then a fresh read.
+ */
+export function Administration ({ store }: { store: Store }) {
+  const [data, setData] = useState<AdminData | null>(null)
+  const [error, setError] = useState('')
+  const reload = async () => {
+    try {
+      const [repositories, workspaces] = await Promise.all([
+        store.client.get<AdminRepo[]>('/admin/repositories'),
+        store.client.get<AdminWorkspace[]>('/admin/workspaces')
+      ])
+      setData({ repositories, workspaces })
+      setError('')
+    } catch (err) {
+      setError(`Could not read the administration data: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+  useEffect(() => { reload() }, [])
+  const context: AdminContext = { client: store.client, say: store.say, reload }
+  return html`<section class="admin" aria-labelledby="admin-title">
+    <h2 id="admin-title" class="view-title">Administration</h2>
+    ${error !== '' && html`<p class="form-error" role="alert">${error}</p>`}
+    ${data === null ? error === '' && html`<p class="hint">Loading…</p>` : html`<${AdminSections} data=${data} context=${context} />`}
+  </section>`
+}

@@ -1,0 +1,85 @@
+/// <reference lib="dom" />
+import t from 'tap'
+import { createRequire } from 'node:module'
+import type { Page } from 'playwright-core'
+import { browserSkip, launchBrowser, newContext } from './browser.js'
+import { ADMIN_TOKEN, build, TOKENS, type App } from './helper.js'
+
+// The Administration and Account views in a real browser, as a team lead sets up a team: one
+// lean flow (the CI's browser budget), axe-core on each view, the phone width, and every change
+// read back through the REST API at once.
+const why = browserSkip
+if (why !== undefined) t.comment(`skipping the administration browser test: ${why}`)
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+if (why === undefined) t.setTimeout(180_000)
+
+async function axe (page: Page): Promise<string[]> {
+  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
+  return await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
+  })
+}
+const sideways = async (page: Page) => await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+const admin = async (app: App, url: string) => (await app.admin({ url })).json()
+const order = async (page: Page, names: string) =>
+  await page.waitForFunction((want) => [...document.querySelectorAll('[aria-label="Pipelines of Platform"] > li')].map((li) => li.getAttribute('aria-label')).join() === want, names)
+
+t.test('an administrator sets up repositories, workspaces and pipelines from the page', { skip: why, timeout: 150_000 }, async (t) => {
+  const app = await build(t)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const browser = await launchBrowser()
+  t.teardown(async () => await browser.close())
+  const context = await newContext(browser, { viewport: { width: 390, height: 844 }, bypassCSP: true })
+  const page = await context.newPage()
+  // Until an administrator's own token opens the admin API, the test's requests to it carry the admin token.
+  await page.route('**/admin/**', async (route) => await route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${ADMIN_TOKEN}` } }))
+  await page.goto(`${address}/?view=admin`)
+  await page.getByLabel('API token').fill(TOKENS.alice)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  const view = page.getByRole('region', { name: 'Administration' })
+  await view.getByRole('heading', { name: 'Workspaces' }).waitFor()
+
+  // Repositories: a refusal next to its field, then one that lives here only.
+  const repos = view.getByRole('region', { name: 'Repositories' })
+  await repos.getByRole('button', { name: 'New repository' }).click()
+  await repos.getByLabel('Owner').fill('team')
+  await repos.getByLabel('Name').fill('bad name')
+  await repos.getByRole('button', { name: 'Create repository' }).click()
+  const name = repos.getByRole('textbox', { name: 'Name' })
+  t.equal(await name.getAttribute('aria-invalid'), 'true', 'the wrong field is marked')
+  t.match(await page.locator(`#${await name.getAttribute('aria-describedby') as string}`).textContent(), /letters, digits/, 'and says why')
+  await name.fill('planning')
+  await repos.getByRole('button', { name: 'Create repository' }).click()
+  await repos.getByRole('rowheader', { name: 'team/planning' }).waitFor()
+  const made = (await admin(app, '/admin/repositories') as Array<{ id: number, owner: string, name: string }>).find((r) => r.name === 'planning')
+  t.equal(made?.id, 2 ** 40, 'in the API at once, with a local id')
+
+  // Workspaces: a new one with that repository, then its pipelines.
+  const spaces = view.getByRole('region', { name: 'Workspaces' })
+  await spaces.getByRole('button', { name: 'New workspace' }).click()
+  await spaces.getByLabel('Name', { exact: true }).fill('Platform')
+  await spaces.getByRole('group', { name: 'Repositories' }).getByLabel('team/planning').check()
+  await spaces.getByLabel('Pipelines (separated by commas)').fill('Inbox, Doing, Done')
+  await spaces.getByRole('button', { name: 'Create workspace' }).click()
+  const ws = spaces.getByRole('region', { name: 'Platform' })
+  const pipes = ws.getByRole('list', { name: 'Pipelines of Platform' })
+  await pipes.waitFor()
+  t.equal(await sideways(page), 0, 'no sideways scroll at 390 px')
+  t.same(await axe(page), [], 'axe: no serious or critical violation in the Administration view')
+
+  await ws.getByLabel('Pipeline name').fill('Review')
+  await ws.getByRole('button', { name: 'Add pipeline' }).click()
+  await pipes.getByRole('listitem', { name: 'Review' }).waitFor()
+  await pipes.getByRole('listitem', { name: 'Review' }).getByRole('button', { name: 'Move left' }).click()
+  await order(page, 'Inbox,Doing,Review,Done')
+  await pipes.getByRole('listitem', { name: 'Inbox' }).getByRole('button', { name: 'Rename' }).click()
+  await pipes.getByLabel('New name for Inbox').fill('Backlog')
+  await pipes.getByRole('button', { name: 'Save' }).click()
+  await pipes.getByRole('listitem', { name: 'Backlog' }).waitFor()
+  await pipes.getByRole('listitem', { name: 'Done' }).dragTo(pipes.getByRole('listitem', { name: 'Backlog' }))
+  await order(page, 'Done,Backlog,Doing,Review')
+  const platform = (await admin(app, '/admin/workspaces') as Array<{ name: string, repositories: number[], pipelines: Array<{ name: string }> }>).find((w) => w.name === 'Platform')
+  t.same(platform?.repositories, [2 ** 40])
+  t.same(platform?.pipelines.map((p) => p.name), ['Done', 'Backlog', 'Doing', 'Review'], 'added, moved, renamed and dragged: in the API at once')
+})
