@@ -23,7 +23,7 @@ async function axe (page: Page): Promise<string[]> {
 const sideways = async (page: Page) => await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
 const admin = async (app: App, url: string) => (await app.admin({ url })).json()
 const order = async (page: Page, names: string) =>
-  await page.waitForFunction((want) => [...document.querySelectorAll('[aria-label="Pipelines of Platform"] > li')].map((li) => li.getAttribute('aria-label')).join() === want, names)
+  await page.waitForFunction((want) => Array.from(document.querySelectorAll('[aria-label="Pipelines of Platform"] > li')).map((li) => li.getAttribute('aria-label')).join() === want, names)
 
 t.test('an administrator sets up repositories, workspaces and pipelines from the page', { skip: why, timeout: 150_000 }, async (t) => {
   const app = await build(t)
