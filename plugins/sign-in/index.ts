@@ -28,7 +28,7 @@ const NOT_THIS_BROWSER = 'state not started in this browser'
  * Secure when PUBLIC_URL is https; the session works on every route a token does.
  */
 const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) => {
-  await fastify.register(cookie, { hook: false })
+  await fastify.register(cookie, { hook: 'onRequest' })
   const store = fastify.planningStore
   const base = fastify.prefix
   const home = `${base}/`
