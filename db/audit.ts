@@ -1,8 +1,9 @@
 import type { Static } from '../schemas/common.js'
 import type { AuditEntry } from '../schemas/audit.js'
+import { lockFor } from './engine.js'
 import { Invalid } from './errors.js'
 import { nowIso } from './ids.js'
-import type { Executor } from './transaction.js'
+import { atomic, type Executor } from './transaction.js'
 
 export type AuditEntryRow = Static<typeof AuditEntry>
 
@@ -19,6 +20,7 @@ export interface AuditRecord {
 }
 
 const MAX_DETAIL = 2000
+const MAX_REASONS = 10
 
 /** The audit log: appended in the same transaction as what it records, listed newest first. */
 export function createAuditRepository (db: Executor) {
@@ -34,6 +36,41 @@ export function createAuditRepository (db: Executor) {
         address: entry.address ?? null,
         detail
       }).execute()
+    },
+
+    /**
+     * A refusal counted into one entry per actor, action, address and target a window (an hour):
+     * the first refusal makes it (`at` is when), later ones raise `detail.count`, set
+     * `detail.last_at` and count `detail.reasons` (at most MAX_REASONS distinct ones). Anonymous
+     * requests repeated all day then cost 24 rows a day, not one each.
+     */
+    async count (entry: AuditRecord & { reason: string }, windowMs = 3_600_000, now = Date.now()): Promise<void> {
+      const address = entry.address ?? null
+      const target = entry.target ?? null
+      await atomic(db, async (trx) => {
+        // Two refusals at once from one address: one finds the other's row, never two rows.
+        await lockFor(trx, `audit-count:${entry.action}:${address ?? ''}`)
+        let query = trx.selectFrom('audit_log').select(['id', 'detail'])
+          .where('actor', '=', entry.actor).where('action', '=', entry.action)
+          .where('at', '>=', new Date(Math.floor(now / windowMs) * windowMs).toISOString())
+          .orderBy('id', 'desc').limit(1)
+        query = address === null ? query.where('address', 'is', null) : query.where('address', '=', address)
+        query = target === null ? query.where('target', 'is', null) : query.where('target', '=', target)
+        const found = await query.executeTakeFirst()
+        const at = new Date(now).toISOString()
+        if (found === undefined) {
+          const detail = { ...entry.detail, reason: entry.reason, count: 1, last_at: at, reasons: { [entry.reason]: 1 } }
+          await createAuditRepository(trx).record({ ...entry, detail })
+          return
+        }
+        let detail: Record<string, unknown> = {}
+        try { detail = JSON.parse(found.detail ?? '{}') as Record<string, unknown> } catch {}
+        const reasons = typeof detail.reasons === 'object' && detail.reasons !== null ? detail.reasons as Record<string, number> : {}
+        if (entry.reason in reasons || Object.keys(reasons).length < MAX_REASONS) reasons[entry.reason] = (reasons[entry.reason] ?? 0) + 1
+        const count = (typeof detail.count === 'number' ? detail.count : 1) + 1
+        const next = { ...detail, ...entry.detail, reason: entry.reason, count, last_at: at, reasons }
+        await trx.updateTable('audit_log').set({ detail: JSON.stringify(next) }).where('id', '=', found.id).execute()
+      })
     },
 
     /** A page of entries, newest first; `cursor` is the `next_cursor` of the page before. */

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../app.js'
-import { ADMIN_TOKEN, build, P, REPO, testFixture, type App } from './helper.js'
+import { ADMIN_TOKEN, build, buildWithSql, P, REPO, testFixture, type App } from './helper.js'
 import { postgresAnswers, testSchema } from './pg.js'
 import { Browser, CLIENT, PUBLIC_URL, startProvider } from './oidc-provider.js'
 
@@ -74,7 +74,15 @@ t.test('the whole code flow: login, consent, callback, session, Origin on writes
   t.equal((await a.inject({ ...move, headers: { cookie } })).statusCode, 403, 'no Origin at all is refused too')
   t.equal((await a.inject({ ...move, headers: { cookie, origin: PUBLIC_URL } })).statusCode, 200)
 
-  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie } })).statusCode, 204)
+  for (const origin of ['https://evil.example', undefined]) {
+    const refused = await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie, ...(origin === undefined ? {} : { origin }) } })
+    t.equal(refused.statusCode, 403, `logout from ${origin ?? 'no Origin'} is refused`)
+    t.match(refused.json().message, /Origin/)
+    t.notOk(refused.cookies.some((c) => c.name === 'planning_session'), 'the cookie is not cleared')
+  }
+  t.equal((await a.inject({ url: '/account', headers: { cookie } })).statusCode, 200, 'still signed in')
+  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie, origin: PUBLIC_URL } })).statusCode, 204)
+  t.equal((await a.inject({ method: 'POST', url: '/auth/logout' })).statusCode, 204, 'without a session: nothing to end')
   const after = await a.inject({ url: '/account', headers: { cookie } })
   t.equal(after.statusCode, 401)
   t.match(after.json().message, /session/)
@@ -127,7 +135,29 @@ t.test('wrong state, replayed code and a tampered ID token are refused', async (
     provider.tamper(false)
   }
   const refused = (await a.admin({ url: '/admin/audit' })).json().entries.filter((e: { action: string }) => e.action === 'sign_in.refused')
-  t.ok(refused.length >= 3)
+  t.ok(refused.reduce((sum: number, e: { detail: { count: number } }) => sum + e.detail.count, 0) >= 3)
+})
+
+t.test('anonymous refusals are counted per address and hour into one audit entry', async (t) => {
+  const { app: a, sql } = await buildWithSql(t, { signIn: { publicUrl: PUBLIC_URL, oidc: { issuer: provider.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid' } } })
+  const refusals = async () => ((await a.admin({ url: '/admin/audit?limit=500' })).json().entries as Array<{ action: string, address: string, at: string, detail: Record<string, unknown> }>)
+    .filter((e) => e.action === 'sign_in.refused')
+  for (let i = 0; i < 30; i++) {
+    const url = i % 3 === 0 ? '/auth/oidc/callback?code=x&state=nope' : '/auth/oidc/callback?error=access_denied&state=nope'
+    t.equal((await a.inject({ url, remoteAddress: '192.0.2.7' })).statusCode, 400)
+  }
+  await a.inject({ url: '/auth/oidc/callback?code=x', remoteAddress: '192.0.2.8' })
+  const rows = await refusals()
+  t.equal(rows.length, 2, 'one entry an address')
+  const first = rows.find((e) => e.address === '192.0.2.7')!
+  t.match(first.detail, { provider: 'oidc', count: 30, reasons: { 'state not started in this browser': 30 } })
+  t.match(rows.find((e) => e.address === '192.0.2.8')!.detail, { count: 1 })
+
+  // An hour later, a new entry.
+  await sql('UPDATE audit_log SET at = ? WHERE action = ?', [new Date(Date.now() - 3_700_000).toISOString(), 'sign_in.refused'])
+  await a.inject({ url: '/auth/oidc/callback?code=x', remoteAddress: '192.0.2.7' })
+  const later = (await refusals()).filter((e) => e.address === '192.0.2.7')
+  t.same(later.map((e) => e.detail.count), [1, 30], 'the next window counts afresh')
 })
 
 t.test('login CSRF: the callback works only in the browser that started the sign-in', async (t) => {
@@ -235,6 +265,6 @@ t.test('a session made on one instance works on another (PostgreSQL), and logout
   const cookie = sessionCookie((await signIn(a, 'alice')).answer)
   t.equal((await b.inject({ url: '/account', headers: { cookie } })).json().login, 'alice', 'instance B serves the session A made')
   t.equal((await b.inject({ ...move, headers: { cookie, origin: PUBLIC_URL } })).statusCode, 200)
-  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie } })).statusCode, 204)
+  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie, origin: PUBLIC_URL } })).statusCode, 204)
   t.equal((await b.inject({ url: '/account', headers: { cookie } })).statusCode, 401, 'ended on B at its next request')
 })

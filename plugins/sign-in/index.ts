@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { SignInConfig } from '../../config.js'
 import { ATTEMPT_MS, sessionDigest } from '../../db/sessions.js'
+import { Forbidden } from '../../db/errors.js'
 import type { StoreScope } from '../../db/store.js'
 import type { User } from '../../db/users.js'
 import { EmptyBody, errorResponses } from '../../schemas/common.js'
@@ -80,6 +81,9 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   }, async (request, reply) => {
     const session = fastify.planningAuth.sessionOf(request)
     if (session !== undefined) {
+      // A write with the session cookie like any other: another site cannot sign the person out.
+      const origin = fastify.planningAuth.originOf(request)
+      if (request.headers.origin !== origin) throw new Forbidden(`a change made with a session cookie must come from this server's pages (Origin ${origin})`)
       await store.transaction(async (s) => {
         const userId = await s.sessions.remove(sessionDigest(session))
         if (userId === undefined) return
@@ -93,7 +97,8 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   await fastify.register(passwordSignIn, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs } })
 
   const refused = async (request: FastifyRequest, reason: string, target: string | null, detail: Record<string, unknown>) => {
-    await store.audit.record({ actor: 'anonymous', action: 'sign_in.refused', target, address: request.ip, detail: { ...detail, reason } })
+    // Counted per address, target and hour: anonymous bad callbacks must not write a row each.
+    await store.audit.count({ actor: 'anonymous', action: 'sign_in.refused', target, address: request.ip, detail, reason })
   }
   const unknownAttempt = async (request: FastifyRequest, reply: FastifyReply, provider: string, reason = 'unknown, expired or used state') => {
     await refused(request, reason, null, { provider })
