@@ -5,6 +5,8 @@ import { join } from 'node:path'
 import { renderToString } from 'preact-render-to-string'
 import { ApiError, type Client } from '../board/src/api.js'
 import { AdminSections, type AdminContext } from '../board/src/components/admin.js'
+import { auditShown } from '../board/src/components/admin-audit.js'
+import { AccountView, expiryFrom } from '../board/src/components/account.js'
 import { repositoryErrors } from '../board/src/components/admin-repositories.js'
 import { pipelineNames, reorder } from '../board/src/components/admin-workspaces.js'
 import { Card } from '../board/src/components/card.js'
@@ -419,12 +421,27 @@ t.test('administration: sections, their controls by name, and what the forms che
 
   const data = {
     repositories: [{ id: 1, owner: 'acme', name: 'api' }, { id: 2, owner: 'acme', name: 'web<b>' }],
-    workspaces: [{ id: 'w', name: 'Team', description: null, repositories: [1, 2], pipelines: [{ id: 'p1', name: 'To Do' }, { id: 'p2', name: 'Done' }] }]
+    workspaces: [{ id: 'w', name: 'Team', description: null, repositories: [1, 2], pipelines: [{ id: 'p1', name: 'To Do' }, { id: 'p2', name: 'Done' }] }],
+    users: [{ id: 1, login: 'ann', email: 'ann@example.test', administrator: true, last_sign_in_at: null }, { id: 2, login: 'bob', email: null }]
   }
   const context: AdminContext = { client: fakeClient({}), say: () => {}, reload: async () => {} }
   const page = renderToString(html`<${AdminSections} data=${data} context=${context} />`)
+  for (const text of ['>People</h3>', '>Invite</button>', '>Audit log</h3>', '<th scope="row">ann</th><td>ann@example.test</td><td>administrator</td><td>never</td>',
+    '>Unmake administrator</button>', '>Make administrator</button>', '>Remove</button>', '>Change permission</button>', '>Person <select', '>Action <select']) t.match(page, text)
+  t.same(auditShown([{ id: 1, at: '', actor: 'user:ann', action: 'user.created', target: null }, { id: 2, at: '', actor: 'admin', action: 'user.created', target: null }], 'user:ann', '').map((e) => e.id), [1])
+  t.same(auditShown([{ id: 1, at: '', actor: 'user:ann', action: 'user.created', target: null }, { id: 2, at: '', actor: 'admin', action: 'token.created', target: null }], '', 'token.created').map((e) => e.id), [2])
   for (const text of ['>Repositories</h3>', '>Workspaces</h3>', '>New repository</button>', '>New workspace</button>', '>Add pipeline</button>', '>Pipeline name</label>', 'aria-label="Pipelines of Team"', '<li class="pipeline" aria-label="To Do"']) t.match(page, text)
   t.match(page, 'acme/web&lt;b>', 'names as text')
   t.match(page, /<button type="button" disabled>Move left<\/button>/, 'the first pipeline cannot move left')
   t.match(page, /<button type="button" disabled>Move right<\/button>/, 'the last cannot move right')
+})
+
+t.test('the Account view: its sections by name; a token\'s expiry from the choice', async (t) => {
+  const { store } = await signedIn(t)
+  store.set({ account: { login: 'ann', administrator: false } })
+  const page = renderToString(html`<${AccountView} store=${store} />`)
+  for (const text of ['>Account</h2>', '<strong>ann</strong>', '>Change password</h3>', '>Current password</label>', '>New password</label>', '>Change password</button>', '>API tokens</h3>', '>New token</button>']) t.match(page, text)
+  t.equal(expiryFrom(0, new Date('2026-01-01T00:00:00Z')), null, 'never')
+  t.equal(expiryFrom(30, new Date('2026-01-01T00:00:00Z')), '2026-01-31T00:00:00.000Z')
+  t.equal(fieldOf('current password is wrong', ['current_password', 'new_password']), 'current_password', 'a field named with spaces or underscores')
 })

@@ -3,13 +3,16 @@ import { useEffect, useState } from 'preact/hooks'
 import type { Client } from '../api.js'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
+import { AuditLog } from './admin-audit.js'
+import { People } from './admin-people.js'
 import { Repositories } from './admin-repositories.js'
 import { Workspaces } from './admin-workspaces.js'
 
 export interface AdminRepo { id: number, owner: string, name: string, html_url?: string | null }
 export interface AdminPipeline { id: string, name: string }
 export interface AdminWorkspace { id: string, name: string, description: string | null, repositories: number[], pipelines: AdminPipeline[] }
-export interface AdminData { repositories: AdminRepo[], workspaces: AdminWorkspace[] }
+export interface AdminUser { id: number, login: string, email: string | null, administrator?: boolean, last_sign_in_at?: string | null }
+export interface AdminData { repositories: AdminRepo[], workspaces: AdminWorkspace[], users: AdminUser[] }
 
 /** What a section of the Administration view works with: the API, the status line, and a fresh read after a change. */
 export interface AdminContext {
@@ -27,23 +30,26 @@ export const repoName = (repos: AdminRepo[], id: number): string => {
 export function AdminSections ({ data, context }: { data: AdminData, context: AdminContext }) {
   return html`
     <${Repositories} data=${data} context=${context} />
-    <${Workspaces} data=${data} context=${context} />`
+    <${Workspaces} data=${data} context=${context} />
+    <${People} data=${data} context=${context} />
+    <${AuditLog} context=${context} />`
 }
 
 /**
  * The Administration view (administrators only; the admin API answers others 403): repositories,
- * workspaces and their pipelines. Every change is a request to the admin API, then a fresh read.
+ * workspaces and their pipelines, people (invites, permissions, reset links), the audit log. Every change is a request to the admin API, then a fresh read.
  */
 export function Administration ({ store }: { store: Store }) {
   const [data, setData] = useState<AdminData | null>(null)
   const [error, setError] = useState('')
   const reload = async () => {
     try {
-      const [repositories, workspaces] = await Promise.all([
+      const [repositories, workspaces, users] = await Promise.all([
         store.client.get<AdminRepo[]>('/admin/repositories'),
-        store.client.get<AdminWorkspace[]>('/admin/workspaces')
+        store.client.get<AdminWorkspace[]>('/admin/workspaces'),
+        store.client.get<AdminUser[]>('/admin/users')
       ])
-      setData({ repositories, workspaces })
+      setData({ repositories, workspaces, users })
       setError('')
     } catch (err) {
       setError(`Could not read the administration data: ${err instanceof Error ? err.message : String(err)}`)

@@ -2,6 +2,7 @@
 import { useEffect, useReducer, useRef } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
+import { AccountView } from './account.js'
 import { Administration } from './admin.js'
 import { Board } from './board.js'
 import { Epics } from './epics.js'
@@ -19,6 +20,7 @@ const OWN_VIEWS = new Set(['admin', 'account'])
 
 function view (store: Store) {
   if (store.state.view === 'admin') return html`<${Administration} store=${store} />`
+  if (store.state.view === 'account') return html`<${AccountView} store=${store} />`
   if (store.state.view === 'epics') return html`<${Epics} store=${store} />`
   if (store.state.view === 'reports') return html`<${Reports} store=${store} />`
   if (store.state.view === 'settings') return html`<${Settings} store=${store} />`
@@ -73,6 +75,7 @@ export function App ({ store }: { store: Store }) {
           <a href="?view=reports" aria-current=${state.view === 'reports' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('reports') }}>Reports</a>
           <a href="?view=settings" aria-current=${state.view === 'settings' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('settings') }}>Settings</a>
           ${state.account?.administrator === true && html`<a href="?view=admin" aria-current=${state.view === 'admin' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('admin') }}>Administration</a>`}
+          <a href="?view=account" aria-current=${state.view === 'account' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('account') }}>Account</a>
         </nav>
         <span class="spacer"></span>
         <button type="button" aria-label="Keyboard help" title="Keyboard help (?)" onClick=${() => store.set({ help: true })}>?</button>

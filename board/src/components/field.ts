@@ -5,7 +5,8 @@ import { html } from '../html.js'
 
 /** Which of a form's fields a server message names (`body/owner must match…`), else the first. */
 export function fieldOf (message: string, names: string[]): string {
-  return names.find((n) => new RegExp(`\\b${n}\\b`, 'i').test(message.replace(/_/g, ' ').replace(/\bbody\//, ''))) ?? names[0]
+  const text = message.replace(/\bbody\//, '').replace(/_/g, ' ')
+  return names.find((n) => new RegExp(`\\b${n.replace(/_/g, ' ')}\\b`, 'i').test(text)) ?? names[0]
 }
 
 /** The attributes tying an input to its error message below it. */
