@@ -1,7 +1,10 @@
 import { NOBODY, type DomainEvent, type DomainEvents } from './domain-events.js'
-import type { Repository } from './repositories.js'
+import type { Static } from '@sinclair/typebox'
+import type { AdminRepository } from '../schemas/admin.js'
 import type { Executor } from './transaction.js'
 import type { User } from './users.js'
+
+type Repository = Static<typeof AdminRepository>
 
 /** An issue with its repository, as events describe it. */
 export interface IssueContext { repo: Repository, issue: { id: number, number: number, title: string } }

@@ -1,5 +1,10 @@
-import type { Repository } from './repositories.js'
-import type { Executor } from './transaction.js'
+import type { Static } from '@sinclair/typebox'
+import type { AdminRepository } from '../schemas/admin.js'
+import { EXTENSION_EVENT_TYPES, LEGACY_EVENT_TYPES } from '../schemas/webhooks.js'
+import type { Executor } from './schema.js'
+
+export { EXTENSION_EVENT_TYPES, LEGACY_EVENT_TYPES }
+type Repository = Static<typeof AdminRepository>
 
 interface IssueContext {
   repo: Repository
@@ -49,13 +54,6 @@ export interface ReleaseEvent {
   change: 'created' | 'updated' | 'issues_changed' | 'repository_added' | 'repository_removed'
 }
 
-/** The four event types of the hosted API: what a webhook gets unless it names others. */
-export const LEGACY_EVENT_TYPES = ['issue_transfer', 'issue_reprioritized', 'estimate_set', 'estimate_cleared'] as const
-export const EXTENSION_EVENT_TYPES = [
-  'epic_issue_added', 'epic_issue_removed', 'dependency_created', 'dependency_removed', 'release_report_changed',
-  'issue_opened', 'issue_closed', 'issue_reopened', 'sprint_started', 'sprint_ended', 'sprint_issue_added', 'sprint_issue_removed',
-  'issue_labeled', 'issue_unlabeled', 'issue_assigned', 'issue_unassigned'
-] as const
 export type EventType = DomainEvent['type']
 
 /** Who did it, for events the issue host caused (no user of ours acted). */

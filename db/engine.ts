@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely'
-import type { Executor } from './transaction.js'
+import type { Executor } from './schema.js'
 
 export type Engine = 'sqlite' | 'postgres'
 

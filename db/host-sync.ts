@@ -13,6 +13,9 @@ import { createUsersRepository, LEVELS, type PermissionName } from './users.js'
 const LEVEL_NAMES = ['none', 'read', 'write', 'admin'] as const
 
 /** A repository as the issue host describes it (`id` is the platform's). */
+/** Finds a repository on the issue host by its platform id (null: the host does not know it). */
+export type RepositoryLookup = (platformId: number) => Promise<HostRepository | null>
+
 export interface HostRepository { id: number, owner: string, name: string, html_url: string, updated_at: string | null }
 /** An issue or pull request as the issue host describes it (they share one number space). */
 export interface HostIssue {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { CompiledQuery, QueryResult } from 'kysely'
-import type { Executor } from './transaction.js'
+import type { Executor } from './schema.js'
 
 const SLOT = '\u0000slot:'
 

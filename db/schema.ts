@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely'
+import type { Generated, Kysely } from 'kysely'
 import type { ChatBotTables } from './chat-tables.js'
 
 /**
@@ -450,3 +450,6 @@ export interface AccountLinksTable {
   expires_at: number
   used_at: string | null
 }
+
+/** The Kysely instance or an open transaction: what every data function takes. */
+export type Executor = Kysely<Database>

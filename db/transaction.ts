@@ -1,10 +1,9 @@
-import { sql, type Kysely } from 'kysely'
+import { sql } from 'kysely'
 import { engineOf } from './engine.js'
 import { prepared } from './prepared.js'
-import type { Database } from './schema.js'
+import type { Executor } from './schema.js'
 
-/** The Kysely instance or an open transaction: what every data function takes. */
-export type Executor = Kysely<Database>
+export type { Executor }
 
 const bump = prepared<Record<string, never>>()((db) => db.updateTable('change_counter').set({ value: sql`value + 1` }).where('id', '=', 1).returning('value'))
 const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_events').set({ version: p.version }).where('version', 'is', null))

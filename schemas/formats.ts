@@ -36,3 +36,23 @@ export function isDateTime (value: string): boolean {
 export function registerFormats (): void {
   if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', isDateTime)
 }
+
+/**
+ * Where the first string holding a NUL character is (`/message`, `/add_issues/0/title`), if any.
+ * Walked without recursion: a value nested 50,000 levels deep must not exhaust the stack.
+ */
+export function nulAt (value: unknown, path = ''): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, path]]
+  while (stack.length > 0) {
+    const [node, at] = stack.pop()!
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return at
+      continue
+    }
+    if (typeof node !== 'object' || node === null) continue
+    // Pushed last key first, so the first NUL in document order is found first.
+    const keys = Object.keys(node)
+    for (let i = keys.length - 1; i >= 0; i--) stack.push([(node as Record<string, unknown>)[keys[i]!], `${at}/${keys[i]!}`])
+  }
+  return undefined
+}

@@ -1,5 +1,12 @@
-import { EXTENSION_EVENT_TYPES, LEGACY_EVENT_TYPES } from '../db/domain-events.js'
 import { Type, ObjectId } from './common.js'
+
+/** The four event types of the hosted API: what a webhook gets unless it names others. */
+export const LEGACY_EVENT_TYPES = ['issue_transfer', 'issue_reprioritized', 'estimate_set', 'estimate_cleared'] as const
+export const EXTENSION_EVENT_TYPES = [
+  'epic_issue_added', 'epic_issue_removed', 'dependency_created', 'dependency_removed', 'release_report_changed',
+  'issue_opened', 'issue_closed', 'issue_reopened', 'sprint_started', 'sprint_ended', 'sprint_issue_added', 'sprint_issue_removed',
+  'issue_labeled', 'issue_unlabeled', 'issue_assigned', 'issue_unassigned'
+] as const
 
 export const Webhook = Type.Object({
   id: Type.String(),

@@ -1,10 +1,9 @@
 import type { Connection } from '../db/connections.js'
-import type { HostRepository } from '../db/host-sync.js'
+import type { RepositoryLookup } from '../db/host-sync.js'
 import { hostRequest } from './host-api.js'
 import { hostRepository } from './issue-host.js'
 
 /** The host's own word on a repository by its platform id: null when the host has none (404). */
-export type RepositoryLookup = (platformId: number) => Promise<HostRepository | null>
 
 /**
  * Reads a repository from the host with the connection's token (`GET /repositories/{id}`, on

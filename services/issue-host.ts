@@ -2,11 +2,10 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
 import { createConnectionsRepository, type Connection } from '../db/connections.js'
 import { Invalid } from '../db/errors.js'
-import { createHostSync, type BoundRepository, type HostIssue, type HostMilestone, type HostRepository, type HostSync, type Refusal } from '../db/host-sync.js'
+import { createHostSync, type BoundRepository, type HostIssue, type HostMilestone, type HostRepository, type HostSync, type Refusal, type RepositoryLookup } from '../db/host-sync.js'
 import type { PlanningStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
 import { registerFormats } from '../schemas/formats.js'
-import type { RepositoryLookup } from './host-repository.js'
 import {
   HostIssuePayload, HostMilestonePayload, HostRepositoryPayload, HostUser, InstallationRepositoriesEvent,
   IssueEvent, MemberEvent, MilestoneEvent, RepositoryEvent

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { nulAt } from '../plugins/core/validation.js'
+import { nulAt } from '../schemas/formats.js'
 import { build, TOKENS } from './helper.js'
 
 /** A JSON value nested `levels` deep: about 100 KB at 50,000 levels, under the body limit. */

@@ -5,7 +5,7 @@ import { bearerOf } from './auth.js'
 import type { FrontAnswer, ServerFront } from './front.js'
 import { INTERNAL_HEADER } from './internal-reads.js'
 import type { PlanningMetrics } from './metrics.js'
-import type { ReadCache } from './read-cache.js'
+import type { ReadCache } from './cached-answers.js'
 import { nextRequestId } from './request-ids.js'
 
 /** What a URL was last answered with through the routes. */

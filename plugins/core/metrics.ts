@@ -4,7 +4,7 @@ import fp from 'fastify-plugin'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { sql } from 'kysely'
-import type { ReadCacheStats } from './read-cache.js'
+import type { ReadCacheStats } from './cached-answers.js'
 
 /** What other plugins report: webhook attempts, rate-limit refusals, live sockets. */
 export interface PlanningMetrics {

@@ -4,8 +4,9 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import { etagOf } from './conditional.js'
 import type { ServerFront } from './front.js'
 import { frontReads } from './front-reads.js'
+import { ENTRY_OVERHEAD, ReadCache, type Entry } from './cached-answers.js'
 
-interface Entry { version: number, body: Buffer, etag: string, bytes: number }
+export { ReadCache, type ReadCacheStats } from './cached-answers.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,77 +23,6 @@ declare module 'fastify' {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
-/** What an entry costs beyond its bytes and key: the entry object, its tag, the map's slot. */
-const ENTRY_OVERHEAD = 256
-
-/** Counted since start-up, shown at /metrics (README, "Health, metrics and CORS"). */
-export interface ReadCacheStats {
-  hits: number
-  misses: number
-  evictions: number
-  /** hits answered before routing (docs/development.md, "Reads answered before routing") */
-  beforeRouting: number
-  /** what the entries held now cost, by the estimate the bound uses */
-  bytes: number
-  entries: number
-  /** the bound, READ_CACHE_MB in bytes */
-  limit: number
-}
-
-/**
- * Answer bytes by key, least recently used out first once their cost would pass `limit` bytes
- * (each entry's bytes, key and a fixed overhead). An answer bigger than the whole bound is not kept.
- */
-export class ReadCache {
-  private readonly entries = new Map<string, Entry>()
-  private newest: string | undefined
-  readonly stats: ReadCacheStats
-
-  constructor (limit: number) {
-    this.stats = { hits: 0, misses: 0, evictions: 0, beforeRouting: 0, bytes: 0, entries: 0, limit }
-  }
-
-  /** The entry under `key` if it was made at `version`; a hit makes it the most recently used. */
-  get (key: string, version: number | undefined): Entry | undefined {
-    const entry = this.entries.get(key)
-    if (entry === undefined || entry.version !== version) return undefined
-    if (this.newest !== key) {
-      this.entries.delete(key)
-      this.entries.set(key, entry)
-      this.newest = key
-    }
-    return entry
-  }
-
-  /** Whatever is under `key`, at any version, without touching the order. */
-  peek (key: string): Entry | undefined {
-    return this.entries.get(key)
-  }
-
-  set (key: string, entry: Entry): void {
-    this.delete(key)
-    if (entry.bytes > this.stats.limit) return
-    while (this.stats.bytes + entry.bytes > this.stats.limit) {
-      const oldest = this.entries.keys().next().value!
-      this.delete(oldest)
-      this.stats.evictions++
-    }
-    this.entries.set(key, entry)
-    this.newest = key
-    this.stats.bytes += entry.bytes
-    this.stats.entries++
-  }
-
-  private delete (key: string): void {
-    const entry = this.entries.get(key)
-    if (entry === undefined) return
-    this.entries.delete(key)
-    if (this.newest === key) this.newest = undefined
-    this.stats.bytes -= entry.bytes
-    this.stats.entries--
-  }
-}
-
 export interface ReadCacheOptions {
   /** the bound on the kept answers, in MiB (READ_CACHE_MB; default 64) */
   megabytes?: number

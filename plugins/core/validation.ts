@@ -2,7 +2,7 @@ import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
 import type { FastifyValidationResult } from 'fastify/types/schema.js'
-import { isDateTime } from '../../schemas/formats.js'
+import { isDateTime, nulAt } from '../../schemas/formats.js'
 
 function ajv (coerceTypes: Options['coerceTypes']): Ajv {
   const instance = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: true, allErrors: false, strict: false })
@@ -34,26 +34,6 @@ export function nestsDeeperThan (value: unknown, limit = MAX_JSON_DEPTH): boolea
     for (const key in node) stack.push([(node as Record<string, unknown>)[key], depth + 1])
   }
   return false
-}
-
-/**
- * Where the first string holding a NUL character is (`/message`, `/add_issues/0/title`), if any.
- * Walked without recursion: a value nested 50,000 levels deep must not exhaust the stack.
- */
-export function nulAt (value: unknown, path = ''): string | undefined {
-  const stack: Array<[unknown, string]> = [[value, path]]
-  while (stack.length > 0) {
-    const [node, at] = stack.pop()!
-    if (typeof node === 'string') {
-      if (node.includes('\u0000')) return at
-      continue
-    }
-    if (typeof node !== 'object' || node === null) continue
-    // Pushed last key first, so the first NUL in document order is found first.
-    const keys = Object.keys(node)
-    for (let i = keys.length - 1; i >= 0; i--) stack.push([(node as Record<string, unknown>)[keys[i]!], `${at}/${keys[i]!}`])
-  }
-  return undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { TSchema, Static } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
-import { nulAt } from '../../plugins/core/validation.js'
+import { nulAt } from '../../schemas/formats.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { registerFormats } from '../../schemas/formats.js'
 import { HostAddressRefused } from '../host-fetch.js'
