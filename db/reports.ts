@@ -69,7 +69,14 @@ export function burndownOf (scope: Scope, history: IssueHistory, period: Period,
     const at = Math.min(startOfDay(addDays(date, 1), period.timeZone), period.end, now)
     days.push({ date, ...measure(at) })
   }
-  const start = measure(period.start).remaining_points
+  let start = measure(period.start).remaining_points
+  if (members(period.start).length === 0) {
+    // Nothing in scope at the start (a report made after the fact): the ideal starts from the issues it holds,
+    // open at the start, at their estimate then (or, with none then, their estimate as last measured).
+    const at = Math.min(period.end - 1, now)
+    start = round(members(at).filter((id) => !history.closedAt(id, period.start, true))
+      .reduce((sum, id) => sum + (history.estimateAt(id, period.start) || history.estimateAt(id, at)), 0))
+  }
   const ideal = period.openEnded === true
     ? null
     : dates.map((date, i) => ({ date, remaining_points: round(dates.length === 1 ? 0 : start * (1 - i / (dates.length - 1))) }))

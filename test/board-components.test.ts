@@ -18,12 +18,12 @@ import { Help, KEYS } from '../board/src/components/help.js'
 import { describeEvent, duration, IssuePanel } from '../board/src/components/issue-panel.js'
 import { Picker } from '../board/src/components/picker.js'
 import { loginHref, SignIn } from '../board/src/components/sign-in.js'
-import { burndownChoices, BurndownView, CycleTimeView, VelocityView } from '../board/src/components/reports.js'
-import { burndownChart, cycleTimeChart, dayIn, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
+import { burndownChoices, BurndownView, CycleTimeView, NoBurndown, VelocityView } from '../board/src/components/reports.js'
+import { burndownChart, cycleTimeChart, dayIn, daysText, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
 import { html } from '../board/src/html.js'
 import {
   cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, matches, mergeColumns, namesIn, noRelations,
-  parseEstimate, placeIn, repoHue, repoIndex, totals, visibleRows,
+  nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, totals, visibleRows,
   type Card as CardData, type Filter
 } from '../board/src/model.js'
 import { createStore, type LiveHandlers } from '../board/src/store.js'
@@ -328,9 +328,44 @@ t.test('reports render a chart with a summary, a table, and say when there is no
     { id: 'c3', name: 'Sprint 3', starts_at: '', ends_at: '', state: 'future' }
   ], [{ repo: 7, number: 2, title: 'v1', repoName: 'api' }], [{ release_id: 'ff', title: 'Launch' }])
   t.same(choices.map((c) => [c.value, c.label, c.path]), [
-    ['sprint:b2', 'Sprint 2 (current)', '/p2/sprints/b2/burndown'], ['sprint:a1', 'Sprint 1', '/p2/sprints/a1/burndown'],
+    ['sprint:b2', 'Sprint 2 (current)', '/p2/sprints/b2/burndown'], ['sprint:c3', 'Sprint 3 (to come)', '/p2/sprints/c3/burndown'], ['sprint:a1', 'Sprint 1', '/p2/sprints/a1/burndown'],
     ['milestone:7:2', 'v1 (api)', '/p1/repositories/7/milestones/2/burndown'], ['release:ff', 'Launch', '/p1/reports/release/ff/burndown']
-  ], 'the current sprint first, then the closed ones, milestones and release reports; sprints to come have no burndown yet')
+  ], 'the current sprint first, then those to come, the closed ones, milestones and release reports')
+  const future = burndownChoices([{ id: 'c3', name: 'Sprint 1', starts_at: '2026-12-07', ends_at: '', state: 'future' }], [], [])
+  t.same(future.map((c) => c.label), ['Sprint 1 (to come)'], 'sprints that have not started yet have a burndown to pick')
+  t.match(renderToString(html`<${NoBurndown} sprints=${{ data: [] }} />`), /set up sprints/)
+  t.notMatch(renderToString(html`<${NoBurndown} sprints=${null} />`), /set up sprints/, 'not while the sprints are read')
+  t.notMatch(renderToString(html`<${NoBurndown} sprints=${{ error: 'gone' }} />`), /set up sprints/, 'nor when they could not be read')
+})
+
+t.test('sprints nearest today first; cycle times under a day in hours', async (t) => {
+  const sprint = (id: string, state: 'active' | 'future' | 'closed', starts_at: string) => ({ id, name: id, state, starts_at, ends_at: '' })
+  const list = [sprint('s1', 'closed', '2026-11-02'), sprint('s2', 'closed', '2026-11-09'), sprint('s3', 'active', '2026-11-16'),
+    sprint('s4', 'future', '2026-11-23'), sprint('s5', 'future', '2026-11-30')]
+  t.same(nearestFirst(list).map((s) => s.id), ['s3', 's4', 's5', 's2', 's1'])
+  const store = createStore({ client: fakeClient(routes), session: memory(), local: memory(), location: { search: '', pathname: '/board' }, replaceUrl: () => {} })
+  store.state.sprints = list
+  const filters = renderToString(html`<${Filters} store=${store} inputRef=${{ current: null }} />`)
+  t.match(filters, /Any<\/option><option value="s3">s3 \(current\)<\/option><option value="s4">s4 \(to come\)<\/option><option value="s5">s5 \(to come\)<\/option><option value="s2">s2<\/option><option value="s1">s1<\/option>/,
+    'the sprint filter lists the current sprint, then the nearest to come, then the latest ended')
+  t.same([daysText(0.005), daysText(0.0001), daysText(0.5), daysText(1 / 24), daysText(1), daysText(2.25)], ['7 minutes', '1 minute', '12 hours', '1 hour', '1 day', '2.25 days'])
+  const report = {
+    from: '2026-03-01T00:00:00.000Z',
+    to: '2026-03-11T00:00:00.000Z',
+    start_pipeline_id: 'x',
+    count: 1,
+    p50: 0.25,
+    p85: 0.25,
+    p95: 0.25,
+    issues: [{ repo_id: 1, issue_number: 3, title: 'T', started_at: '2026-03-04T00:00:00.000Z', closed_at: '2026-03-04T06:00:00.000Z', days: 0.25 }]
+  }
+  const chart = cycleTimeChart(report)
+  t.equal(chart.unit, 'hours', 'an axis of hours when every issue took less than a day')
+  t.same(chart.ticks.map((k) => k.label), ['0', '2.5', '5', '7.5', '10'])
+  t.equal(chart.dots[0].label, '#3 T: 6 hours')
+  const view = renderToString(html`<${CycleTimeView} report=${report} />`)
+  t.match(view, /p50 6 hours, p85 6 hours, p95 6 hours/)
+  t.notMatch(view, /0\.25 days/)
 })
 
 t.test('the page\'s sources never write HTML from strings', async (t) => {

@@ -7,6 +7,7 @@ import { createServer } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { buildApp, planningApi } from '../app.js'
+import { daysText } from '../board/src/charts.js'
 import { browserSkip, launchBrowser, newContext } from './browser.js'
 import { build, OTHER_REPO, P, REPO, testFixture, TOKENS, WS_OLD, type App } from './helper.js'
 import { buildWithHistory, estimate, moved, setState } from './history-helper.js'
@@ -492,9 +493,9 @@ t.test('the Reports view: burndown, velocity and cycle time as charts and tables
     velocity.sprints.map((s: { points_closed: number }) => String(s.points_closed)), 'velocity: the bars and the table match the API')
 
   const dots = reports.getByRole('img', { name: /^Cycle time of 2 closed issues/ })
-  t.match(await dots.getAttribute('aria-label'), `p50 ${cycle.p50} days, p85 ${cycle.p85} days, p95 ${cycle.p95} days`)
+  t.match(await dots.getAttribute('aria-label'), `p50 ${daysText(cycle.p50)}, p85 ${daysText(cycle.p85)}, p95 ${daysText(cycle.p95)}`)
   t.equal(await dots.locator('circle').count(), cycle.count, 'one dot per closed issue')
-  t.same(await reports.getByRole('table', { name: /^Days from entering/ }).locator('tbody tr td:last-child').allTextContents(), cycle.issues.map((i: { days: number }) => String(i.days)))
+  t.same(await reports.getByRole('table', { name: /^Time from entering/ }).locator('tbody tr td:last-child').allTextContents(), cycle.issues.map((i: { days: number }) => daysText(i.days)))
 
   mkdirSync(SHOTS, { recursive: true })
   await page.screenshot({ path: `${SHOTS}/board-page-reports.png`, fullPage: true })

@@ -108,9 +108,27 @@ t.test('release report burndown counts only readable issues', async (t) => {
   t.equal(mine.scope_changes.length, 2, 'both added after the start')
   const theirs = (await app.as('bob', { url })).json()
   t.match(theirs.days.at(-1), { remaining_points: 3, remaining_issues: 1 })
+  t.same([mine.ideal[0].remaining_points, theirs.ideal[0].remaining_points], [11, 3], 'the ideal starts from what each can read, not 0')
   t.notOk(JSON.stringify(theirs).includes(String(PRIVATE_REPO)), 'no trace of the unreadable repository')
   t.equal((await app.as('dave', { url })).statusCode, 404)
   t.equal((await app.as('bob', { url: '/p1/reports/release/ffffffffffffffffffffffff/burndown' })).statusCode, 404)
+})
+
+t.test('a release report made after the fact draws its ideal line from the issues it holds', async (t) => {
+  const { app, db } = await buildWithHistory(t, { sprintTickMs: 0 })
+  const day = 86_400_000
+  const start = new Date(Date.now() - 3 * day).toISOString()
+  const end = new Date(Date.now() + 3 * day).toISOString()
+  await estimate(db, REPO, 1, 5, new Date(Date.now() - 10 * day).toISOString())
+  const created = await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/reports/release`, payload: { title: 'Late', start_date: start, desired_end_date: end, repositories: [] } })
+  const id = created.json().release_id
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, payload: { estimate: 1 } })
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/3/estimate`, payload: { estimate: 2 } })
+  await app.as('alice', { method: 'PATCH', url: `/p1/reports/release/${id}/issues`, payload: { add_issues: [{ repo_id: REPO, issue_number: 1 }, { repo_id: REPO, issue_number: 3 }], remove_issues: [] } })
+  const report = (await app.as('alice', { url: `/p1/reports/release/${id}/burndown` })).json()
+  t.equal(report.ideal[0].remaining_points, 7, 'issue 1 at its estimate at the start (5), issue 3 with none then at its estimate now (2)')
+  t.equal(report.ideal.at(-1).remaining_points, 0)
+  t.match(report.days.at(-1), { remaining_points: 3, remaining_issues: 2 })
 })
 
 t.test('cycle time with percentiles, readable repositories only, CSV', async (t) => {

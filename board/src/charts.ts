@@ -35,6 +35,20 @@ const round = (n: number): number => Math.round(n * 10) / 10
 /** A number as the API writes it (at most three decimals). */
 export const fmt = (n: number): string => String(Math.round(n * 1000) / 1000)
 
+/** A cycle time (in days, as the API gives it) as a person reads it: minutes under an hour, hours under a day. */
+export function daysText (days: number): string {
+  const hours = days * 24
+  if (hours < 1) {
+    const minutes = Math.max(1, Math.round(hours * 60))
+    return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`
+  }
+  if (days < 1) {
+    const h = Math.round(hours * 10) / 10
+    return `${h} ${h === 1 ? 'hour' : 'hours'}`
+  }
+  return `${fmt(days)} ${fmt(days) === '1' ? 'day' : 'days'}`
+}
+
 /** The smallest 1, 2 or 5 × 10^n at or above `max` (at least 1): the top of a value axis. */
 export function niceMax (max: number): number {
   if (!(max > 0)) return 1
@@ -116,19 +130,24 @@ export function velocityChart (report: VelocityReport): { bars: Bar[], average: 
 }
 
 /** One dot per closed issue (when it closed, how many days it took), and the percentiles as lines. */
-export function cycleTimeChart (report: CycleTimeReport): { dots: Point[], lines: Array<{ y: number, label: string }>, ticks: Tick[] } {
+export function cycleTimeChart (report: CycleTimeReport): { dots: Point[], lines: Array<{ y: number, label: string }>, ticks: Tick[], unit: 'days' | 'hours' } {
   const from = Date.parse(report.from)
   const to = Date.parse(report.to)
-  const top = niceMax(Math.max(0, ...report.issues.map((i) => i.days)))
+  // Under a day, the axis counts hours.
+  const most = Math.max(0, ...report.issues.map((i) => i.days))
+  const unit = most < 1 ? 'hours' : 'days'
+  const scale = unit === 'hours' ? 24 : 1
+  const top = niceMax(most * scale)
   const xOf = (at: string): number => round(FRAME.left + plotWidth * Math.min(1, Math.max(0, (Date.parse(at) - from) / Math.max(1, to - from))))
   // Percentiles of the same value share one line and one label.
   const values = new Map<number, string[]>()
   for (const p of ['p50', 'p85', 'p95'] as const) if (report[p] !== null) values.set(report[p]!, [...(values.get(report[p]!) ?? []), p])
-  const lines = [...values].map(([value, names]) => ({ y: yOf(value, top), label: `${names.join(', ')} ${fmt(value)} days` }))
+  const lines = [...values].map(([value, names]) => ({ y: yOf(value * scale, top), label: `${names.join(', ')} ${daysText(value)}` }))
   return {
-    dots: report.issues.map((i) => ({ x: xOf(i.closed_at), y: yOf(i.days, top), label: `#${i.issue_number} ${i.title}: ${fmt(i.days)} days` })),
+    dots: report.issues.map((i) => ({ x: xOf(i.closed_at), y: yOf(i.days * scale, top), label: `#${i.issue_number} ${i.title}: ${daysText(i.days)}` })),
     lines,
-    ticks: yTicks(top)
+    ticks: yTicks(top),
+    unit
   }
 }
 

@@ -163,6 +163,13 @@ export function matches (card: Card, filter: Filter, relations: Relations, sprin
   return true
 }
 
+/** Sprints nearest today first: the current one, those to come from the soonest, then the ended ones from the latest. */
+export function nearestFirst<T extends { state: 'active' | 'future' | 'closed', starts_at: string }> (sprints: T[]): T[] {
+  const rank = { active: 0, future: 1, closed: 2 }
+  return [...sprints].sort((a, b) => rank[a.state] - rank[b.state] ||
+    (a.state === 'closed' ? b.starts_at.localeCompare(a.starts_at) : a.starts_at.localeCompare(b.starts_at)))
+}
+
 const round = (n: number): number => Math.round(n * 100) / 100
 export const points = (n: number): string => `${round(n)} ${round(n) === 1 ? 'pt' : 'pts'}`
 export const issues = (n: number): string => `${n} ${n === 1 ? 'issue' : 'issues'}`

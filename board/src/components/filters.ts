@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { isFiltering, labelColors, labelsAndAssignees, type Filter } from '../model.js'
+import { isFiltering, labelColors, labelsAndAssignees, nearestFirst, type Filter } from '../model.js'
 import type { Store } from '../store.js'
 
 /** A button that opens a group of choices under it; Esc or a click elsewhere closes it. */
@@ -81,7 +81,7 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
     ${state.sprints.length > 0 && html`<label class="select">Sprint
       <select value=${f.sprint} onChange=${(e: Event) => set({ sprint: (e.target as HTMLSelectElement).value })}>
         <option value="">Any</option>
-        ${[...state.sprints].reverse().map((s) => html`<option key=${s.id} value=${s.id}>${s.name}${s.state === 'active' ? ' (current)' : s.state === 'future' ? ' (to come)' : ''}</option>`)}
+        ${nearestFirst(state.sprints).map((s) => html`<option key=${s.id} value=${s.id}>${s.name}${s.state === 'active' ? ' (current)' : s.state === 'future' ? ' (to come)' : ''}</option>`)}
       </select>
     </label>`}
     ${isFiltering(f) && html`<button type="button" onClick=${() => store.resetFilter()}>Clear filters</button>`}

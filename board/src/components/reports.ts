@@ -2,9 +2,10 @@
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import {
-  burndownChart, cycleTimeChart, FRAME, fmt, polyline, scopeText, velocityChart,
+  burndownChart, cycleTimeChart, daysText, FRAME, fmt, polyline, scopeText, velocityChart,
   type BurndownReport, type CycleTimeReport, type Tick, type VelocityReport
 } from '../charts.js'
+import { nearestFirst } from '../model.js'
 import type { Store } from '../store.js'
 
 interface Sprint { id: string, name: string, starts_at: string, ends_at: string, state: 'active' | 'future' | 'closed' }
@@ -14,12 +15,12 @@ type Loaded<T> = { data: T } | { error: string } | null
 
 export interface BurndownChoice { value: string, label: string, group: 'Sprints' | 'Milestones' | 'Release reports', path: string, file: string }
 
-/** What a burndown can be drawn for: the workspace's sprints, the milestones of the board's issues, the repositories' release reports. */
+/** What a burndown can be drawn for: the workspace's sprints (nearest today first), the milestones of the board's issues, the repositories' release reports. */
 export interface MilestoneRef { repo: number, number: number, title: string, repoName: string }
 export function burndownChoices (sprints: Sprint[], milestones: MilestoneRef[], releases: Release[]): BurndownChoice[] {
   return [
-    ...sprints.filter((s) => s.state !== 'future').reverse().map((s) => ({
-      value: `sprint:${s.id}`, label: `${s.name}${s.state === 'active' ? ' (current)' : ''}`, group: 'Sprints' as const, path: `/p2/sprints/${s.id}/burndown`, file: `sprint-${s.id}-burndown.csv`
+    ...nearestFirst(sprints).map((s) => ({
+      value: `sprint:${s.id}`, label: `${s.name}${s.state === 'active' ? ' (current)' : s.state === 'future' ? ' (to come)' : ''}`, group: 'Sprints' as const, path: `/p2/sprints/${s.id}/burndown`, file: `sprint-${s.id}-burndown.csv`
     })),
     ...milestones.map((m) => ({
       value: `milestone:${m.repo}:${m.number}`,
@@ -97,7 +98,7 @@ export function Reports ({ store }: { store: Store }) {
         ${chosen !== undefined && csv(chosen.path, chosen.file, 'the burndown')}
       </header>
       ${chosen === undefined
-        ? html`<p class="hint">Nothing to draw a burndown for yet: set up sprints (sprint configuration), give a milestone a start date, or make a release report.</p>`
+        ? html`<${NoBurndown} sprints=${sprints} />`
         : html`<${Shown} value=${burndown} render=${(r: BurndownReport) => html`<${BurndownView} report=${r} name=${chosen.label} />`} />`}
     </section>
     <section class="report" aria-labelledby="report-velocity">
@@ -115,6 +116,13 @@ export function Reports ({ store }: { store: Store }) {
       <${Shown} value=${cycle} render=${(r: CycleTimeReport) => html`<${CycleTimeView} report=${r} />`} />
     </section>
   </section>`
+}
+
+/** Why there is no burndown to pick: sprints still being read, unreadable, or none set up. */
+export function NoBurndown ({ sprints }: { sprints: Loaded<Sprint[]> }) {
+  if (sprints === null) return html`<p class="hint">Loading…</p>`
+  const setUp = 'error' in sprints ? `the sprints could not be read (${sprints.error}); ` : 'set up sprints (sprint configuration), '
+  return html`<p class="hint">Nothing to draw a burndown for yet: ${setUp}give a milestone a start date, or make a release report.</p>`
 }
 
 function Shown<T> ({ value, render }: { value: Loaded<T>, render: (data: T) => unknown }) {
@@ -199,12 +207,12 @@ export function VelocityView ({ report }: { report: VelocityReport }) {
 export function CycleTimeView ({ report }: { report: CycleTimeReport }) {
   if (report.count === 0) return html`<p class="hint">No issue closed from ${report.from.slice(0, 10)} to ${report.to.slice(0, 10)} after entering the start pipeline.</p>`
   const chart = cycleTimeChart(report)
-  const percentiles = (['p50', 'p85', 'p95'] as const).map((p) => `${p} ${report[p] === null ? '–' : fmt(report[p]!)} days`).join(', ')
+  const percentiles = (['p50', 'p85', 'p95'] as const).map((p) => `${p} ${report[p] === null ? '–' : daysText(report[p]!)}`).join(', ')
   const summary = `Cycle time of ${report.count} closed ${report.count === 1 ? 'issue' : 'issues'} from ${report.from.slice(0, 10)} to ${report.to.slice(0, 10)}: ${percentiles}`
   return html`<div class="report-body">
     <figure>
       <svg viewBox=${viewBox} role="img" aria-label=${summary} class="chart cycle">
-        <${Axes} ticks=${chart.ticks} unit="days" />
+        <${Axes} ticks=${chart.ticks} unit=${chart.unit} />
         <text x=${FRAME.left} y=${FRAME.height - 10} aria-hidden="true">${report.from.slice(0, 10)}</text>
         <text x=${FRAME.width - FRAME.right} y=${FRAME.height - 10} text-anchor="end" aria-hidden="true">${report.to.slice(0, 10)}</text>
         ${chart.lines.map((l) => html`<g key=${l.label}><line class="percentile" x1=${FRAME.left} x2=${FRAME.width - FRAME.right} y1=${l.y} y2=${l.y}><title>${l.label}</title></line>
@@ -215,10 +223,10 @@ export function CycleTimeView ({ report }: { report: CycleTimeReport }) {
     </figure>
     <div class="table-box" tabindex="0" role="group" aria-label="Cycle time table">
       <table>
-        <caption>Days from entering the start pipeline to closing</caption>
-        <thead><tr><th scope="col">Issue</th><th scope="col">Started</th><th scope="col">Closed</th><th scope="col">Days</th></tr></thead>
+        <caption>Time from entering the start pipeline to closing</caption>
+        <thead><tr><th scope="col">Issue</th><th scope="col">Started</th><th scope="col">Closed</th><th scope="col">Took</th></tr></thead>
         <tbody>${report.issues.map((i) => html`<tr key=${`${i.repo_id}#${i.issue_number}`}><th scope="row" class="title">#${i.issue_number} ${i.title}</th>
-          <td>${i.started_at.slice(0, 10)}</td><td>${i.closed_at.slice(0, 10)}</td><td>${fmt(i.days)}</td></tr>`)}</tbody>
+          <td>${i.started_at.slice(0, 10)}</td><td>${i.closed_at.slice(0, 10)}</td><td>${daysText(i.days)}</td></tr>`)}</tbody>
       </table>
     </div>
   </div>`
