@@ -16,6 +16,8 @@ function newest (path) {
 }
 
 if (!existsSync(built) || Math.max(...sources.map(newest)) > statSync(built).mtimeMs) {
+  // The first build takes a minute or two on a small machine: say so rather than sit silent.
+  process.stderr.write(`Building dist/ from the TypeScript sources (${existsSync(built) ? 'a source changed' : 'first run'}; a minute or two on a small machine)…\n`)
   execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' })
   writeFileSync(built, `${new Date().toISOString()}\n`)
 }
