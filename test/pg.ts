@@ -1,11 +1,16 @@
 import pg from 'pg'
+import t from 'tap'
 import { randomBytes } from 'node:crypto'
 
 /** The PostgreSQL server the suite runs against as well, when set (docs/development.md). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL === '' ? undefined : process.env.TEST_DATABASE_URL
 
+let announced = false
+
 /** A fresh schema for one test; `drop` removes it with everything in it. */
 export async function testSchema (url: string): Promise<{ schema: string, drop: () => Promise<void> }> {
+  if (!announced) t.comment(`PostgreSQL tests on ${url.replace(/\/\/[^@/]*@/, '//')}, each in a schema of its own (t_<random>, dropped after); TEST_DATABASE_URL points elsewhere`)
+  announced = true
   const schema = `t_${randomBytes(6).toString('hex')}`
   const client = new pg.Client({ connectionString: url })
   await client.connect()

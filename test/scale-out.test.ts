@@ -12,7 +12,8 @@ import { ranOnce } from './once.js'
 
 // Two instances on one PostgreSQL schema and one Redis, as behind a load balancer.
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+// Index 15, not the default 0 a developer's own data is likely in; each pair's keys under a prefix of its own, deleted after.
+const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/15'
 
 async function redisAnswers (url: string): Promise<boolean> {
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 })
@@ -34,6 +35,22 @@ const why = ranOnce !== false
       ? `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
       : !await redisAnswers(REDIS) ? `no Redis answers at ${REDIS} (set TEST_REDIS_URL)` : undefined
 if (why !== undefined) t.comment(`skipping the multi-instance tests: ${why}`)
+else t.comment(`multi-instance tests on Redis ${REDIS.replace(/\/\/[^@/]*@/, '//')} (keys under t:<random>:, deleted after); TEST_REDIS_URL points elsewhere`)
+
+/** Deletes the keys under a test's prefix (and only those). */
+async function dropKeys (prefix: string): Promise<void> {
+  const redis = new Redis(REDIS, { maxRetriesPerRequest: 1 })
+  try {
+    let cursor = '0'
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500)
+      if (keys.length > 0) await redis.del(...keys)
+      cursor = next
+    } while (cursor !== '0')
+  } finally {
+    redis.disconnect()
+  }
+}
 
 type Options = Parameters<typeof buildApp>[0]
 
@@ -60,6 +77,7 @@ async function pair (t: Test, options: Options = {}, fixture: unknown = testFixt
   t.teardown(async () => {
     await Promise.all([a.close(), b.close()])
     await drop()
+    await dropKeys(shared.redisPrefix)
   })
   const as = (app: typeof a) => async (login: keyof typeof TOKENS, opts: { method?: 'GET' | 'POST' | 'PUT' | 'PATCH', url: string, payload?: object }) =>
     await app.inject({ ...opts, headers: { 'x-authentication-token': TOKENS[login] } })
