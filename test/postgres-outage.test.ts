@@ -167,6 +167,14 @@ t.test('a stopped database: 503 with Retry-After at once, /ready 503; all works 
   open.send(JSON.stringify({ type: 'resume', after_seq: 0 }))
   for (let i = 0; i < 100 && !frames.some((f) => f.type === 'error'); i++) await sleep(20)
   t.match(frames.find((f) => f.type === 'error'), { message: /database is unavailable/ }, 'a resume frame meanwhile is answered')
+  // Each failed request and each probe meanwhile: one warning for the outage, not one each.
+  for (let i = 0; i < 10; i++) {
+    t.equal((await as('alice', { url: `/p1/repositories/${REPO}/board` })).statusCode, 503)
+    t.equal((await app.inject({ url: '/ready' })).statusCode, 503)
+  }
+  const warned = log.filter((l) => l.level === 40 && /database/.test(l.msg) && !/webhook/.test(l.msg))
+  t.equal(warned.length, 1, `one warning for ${warned.length} requests and probes: ${warned.map((l) => l.msg).join('; ')}`)
+  t.match(warned[0], { msg: 'the database is unavailable; requests answer 503 until it is back', alsoUnavailable: 0 })
   await sleep(1500) // the webhook worker looks for work now and then: it must keep trying, not die
   t.same(stream.events.map((e) => e.event), ['ready'], 'the open live stream waits through the outage: no end, no change')
 

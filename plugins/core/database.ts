@@ -13,6 +13,7 @@ import { counterConnection } from '../../db/postgres-version.js'
 import { counterWatch, type WatchStats, type WatchTimings } from '../../db/postgres-watch.js'
 import { fenceCommits } from '../../db/transaction.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
+import { onceAMinute } from './outage-log.js'
 
 const version = Symbol('planningVersion')
 
@@ -60,6 +61,11 @@ declare module 'fastify' {
     planningVersionLatest: () => Promise<number>
     /** The counter as read after this call, in the turn's one read (for reads answered before routing). */
     planningVersionRead: () => Promise<number>
+    /**
+     * Logs that a request or a probe found the database out of reach: the first time, then at most
+     * once a minute for the instance (an outage would otherwise log once per request and poll).
+     */
+    planningDatabaseUnavailable: (err: unknown) => void
   }
   interface FastifyRequest {
     [version]: number | Promise<number> | null
@@ -97,6 +103,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   }
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents, secrets))
   fastify.decorate('planningEngine', engine)
+  fastify.decorate('planningDatabaseUnavailable', onceAMinute(fastify.log, 'the database is unavailable; requests answer 503 until it is back'))
   fastify.decorateRequest(version, null)
   // On SQLite the counter is read straight from the handle (the WAL-index header), on PostgreSQL on
   // a connection of its own; on both, one read answers every request of a turn that asked before it.

@@ -45,7 +45,10 @@ export const RETRY_AFTER_SECONDS = 5
 export async function errorReply (err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   // The database restarting, stopped or hung: worth a retry, not an internal error.
   if (isDatabaseUnavailable(err)) {
-    request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable')
+    // Once, then at most once a minute (plugins/core/database.ts), not on every request of an outage.
+    const warn = (request.server as { planningDatabaseUnavailable?: (err: unknown) => void }).planningDatabaseUnavailable
+    if (warn !== undefined) warn(err)
+    else request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable')
     return await reply.status(503).header('retry-after', RETRY_AFTER_SECONDS).send({
       statusCode: 503,
       error: 'Service Unavailable',

@@ -29,7 +29,7 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       await sql`SELECT 1 FROM change_counter WHERE id = 1`.execute(fastify.planningStore.db)
       checks.database = 'ok'
     } catch (err) {
-      request.log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code } }, 'readiness: the database does not answer')
+      fastify.planningDatabaseUnavailable(err)
       checks.database = 'unavailable'
     }
     if (fastify.planningRedis !== null) checks.redis = fastify.planningRedis.available() ? 'ok' : 'degraded'
