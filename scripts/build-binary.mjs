@@ -56,6 +56,7 @@ writeFileSync(join(out, 'sea-config.json'), JSON.stringify({
   assets: {
     'better_sqlite3.node': addon,
     'demo.json': 'fixtures/demo.json',
+    'schema.graphql': 'plugins/graphql/schema/schema.graphql',
     ...swaggerUiAssets,
     ...boardAssets
   }

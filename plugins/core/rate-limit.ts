@@ -6,6 +6,9 @@ import type { User } from '../../db/users.js'
 import { INTERNAL_HEADER, isInternalRead } from './internal-reads.js'
 import type { PlanningRedis } from './redis.js'
 
+/** The `code` of the error a request past the limit gets (the GraphQL door answers it in its own shape). */
+export const RATE_LIMITED = 'PLANNING_RATE_LIMITED'
+
 export interface RateLimitOptions {
   /** requests per window per token (per client address without one) */
   max: number
@@ -174,7 +177,7 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     if (window.count <= opts.max) return undefined
     fastify.planningMetrics?.rateLimited()
     const after = Math.max(1, Math.ceil((window.resetAt - Date.now()) / 1000))
-    return httpErrors.forbidden(`API rate limit exceeded: ${opts.max} requests per ${seconds} s; retry after ${after} s`)
+    return Object.assign(httpErrors.forbidden(`API rate limit exceeded: ${opts.max} requests per ${seconds} s; retry after ${after} s`), { code: RATE_LIMITED })
   }
   const limit = (request: FastifyRequest, reply: FastifyReply, user: User | null, done: HookHandlerDoneFunction) => {
     const key = keyOf(request, user)

@@ -1,0 +1,231 @@
+import { sql, type ExpressionBuilder } from 'kysely'
+import type { Database } from './schema.js'
+import type { Executor } from './transaction.js'
+
+/**
+ * Batched reads for the GraphQL door: each takes the keys of a whole page (issues, pipelines,
+ * workspaces…) and answers in one statement, so a page costs a fixed number of queries.
+ */
+export interface IssueNode {
+  id: number
+  repo_id: number
+  number: number
+  title: string
+  state: 'open' | 'closed'
+  estimate: number | null
+  is_epic: number
+  is_pull_request: number
+  milestone_number: number | null
+  created_at: string
+  host_updated_at: string | null
+  planning_changed_at: string | null
+}
+export interface PlacementNode { issue_id: number, workspace_id: string, pipeline_id: string, rank: number }
+export interface PipelineNode { id: string, workspace_id: string, name: string, sort_order: number }
+export interface WorkspaceNode { id: string, name: string, description: string | null, created_at: string }
+export interface RepositoryNode { id: number, owner: string, name: string, html_url: string | null }
+
+/** Which issues a search keeps (every list is optional; `labelsMatch` says any or all of `labels`). */
+export interface IssueFilter {
+  repoIds: number[]
+  labels?: string[]
+  labelsMatch?: 'any' | 'all'
+  notLabels?: string[]
+  assignees?: string[]
+  notAssignees?: string[]
+  /** true: pull requests only; false: issues only */
+  pullRequests?: boolean
+  sprintIds?: string[]
+  milestoneTitles?: string[]
+  /** words of the title, or `#n` / `n` for the number */
+  query?: string
+}
+
+/** A position in a page's order: rank (or time), then issue id. */
+export interface IssueKey { k: number | string, id: number }
+export interface PageAsked { after?: IssueKey, before?: IssueKey, limit: number, fromEnd: boolean }
+export interface IssuePage { rows: Array<IssueNode & { key: IssueKey }>, hasMore: boolean }
+export interface IssueCounts { issues: number, pullRequests: number, estimates: number }
+
+const ISSUE_COLUMNS = ['i.id', 'i.repo_id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'i.is_pull_request',
+  'i.milestone_number', 'i.created_at', 'i.host_updated_at', 'i.planning_changed_at'] as const
+
+const toIssue = <T extends Record<string, unknown>>(r: T): T & IssueNode => ({
+  ...r,
+  id: Number(r.id),
+  repo_id: Number(r.repo_id),
+  number: Number(r.number),
+  estimate: r.estimate === null ? null : Number(r.estimate),
+  is_epic: Number(r.is_epic),
+  is_pull_request: Number(r.is_pull_request),
+  milestone_number: r.milestone_number === null ? null : Number(r.milestone_number)
+}) as T & IssueNode
+
+type IssueEb = ExpressionBuilder<Database & { i: Database['issues'] }, 'i'>
+
+function filtered (eb: IssueEb, f: IssueFilter) {
+  const parts = [eb('i.repo_id', 'in', f.repoIds.length === 0 ? [-1] : f.repoIds)]
+  const labelled = (names: string[]) => eb.exists(eb.selectFrom('issue_labels as l').select('l.issue_id').whereRef('l.issue_id', '=', 'i.id').where('l.name', 'in', names))
+  if (f.labels !== undefined && f.labels.length > 0) {
+    if (f.labelsMatch === 'all') for (const name of f.labels) parts.push(labelled([name]))
+    else parts.push(labelled(f.labels))
+  }
+  if (f.notLabels !== undefined && f.notLabels.length > 0) parts.push(eb.not(labelled(f.notLabels)))
+  const assigned = (logins: string[]) => eb.exists(eb.selectFrom('issue_assignees as a').select('a.issue_id').whereRef('a.issue_id', '=', 'i.id').where('a.login', 'in', logins))
+  if (f.assignees !== undefined && f.assignees.length > 0) parts.push(assigned(f.assignees))
+  if (f.notAssignees !== undefined && f.notAssignees.length > 0) parts.push(eb.not(assigned(f.notAssignees)))
+  if (f.pullRequests !== undefined) parts.push(eb('i.is_pull_request', '=', f.pullRequests ? 1 : 0))
+  if (f.sprintIds !== undefined) {
+    parts.push(eb.exists(eb.selectFrom('sprint_issues as s').select('s.issue_id').whereRef('s.issue_id', '=', 'i.id').where('s.sprint_id', 'in', f.sprintIds.length === 0 ? [''] : f.sprintIds)))
+  }
+  if (f.milestoneTitles !== undefined && f.milestoneTitles.length > 0) {
+    parts.push(eb.exists(eb.selectFrom('milestones as m').select('m.number').whereRef('m.repo_id', '=', 'i.repo_id')
+      .whereRef('m.number', '=', 'i.milestone_number').where('m.title', 'in', f.milestoneTitles)))
+  }
+  const query = f.query?.trim()
+  if (query !== undefined && query !== '') {
+    const number = /^#?([0-9]{1,9})$/.exec(query)
+    const words = query.toLowerCase().replaceAll(/[%_\\]/g, (c) => `\\${c}`)
+    const title = sql<boolean>`lower(i.title) LIKE ${`%${words}%`} ESCAPE '\\'`
+    parts.push(number === null ? eb(title, '=', sql<boolean>`${sql.lit(true)}`) : eb.or([eb('i.number', '=', Number(number[1])), eb(title, '=', sql<boolean>`${sql.lit(true)}`)]))
+  }
+  return eb.and(parts)
+}
+
+export function createGraphReads (db: Executor) {
+  const counts = async (base: () => ReturnType<typeof openInPipeline>): Promise<IssueCounts> => {
+    const row = await base().select([
+      sql<number>`count(*)`.as('n'),
+      sql<number>`coalesce(sum(i.is_pull_request), 0)`.as('prs'),
+      sql<number>`coalesce(sum(i.estimate), 0)`.as('points')
+    ]).executeTakeFirst()
+    return { issues: Number(row?.n ?? 0), pullRequests: Number(row?.prs ?? 0), estimates: Number(row?.points ?? 0) }
+  }
+  const openInPipeline = (pipelineId: string, f: IssueFilter) =>
+    db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+      .where('p.pipeline_id', '=', pipelineId).where('p.is_open', '=', 1).where((eb) => filtered(eb as unknown as IssueEb, f))
+  const closedIn = (workspaceId: string, f: IssueFilter) =>
+    db.selectFrom('issues as i')
+      .where('i.state', '=', 'closed').where((eb) => filtered(eb as unknown as IssueEb, f))
+      .where('i.repo_id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId))
+  const closedAt = sql<string>`coalesce((SELECT max(st.at) FROM issue_states st WHERE st.issue_id = i.id AND st.state = 'closed'), i.created_at)`
+
+  return {
+    /** Open issues of a pipeline in board order (rank, then id), after or before a key. */
+    async pipelinePage (pipelineId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {
+      let q = openInPipeline(pipelineId, f).select([...ISSUE_COLUMNS, 'p.rank as k'])
+      if (page.after !== undefined) { const a = page.after; q = q.where((eb) => eb.or([eb('p.rank', '>', Number(a.k)), eb.and([eb('p.rank', '=', Number(a.k)), eb('i.id', '>', a.id)])])) }
+      if (page.before !== undefined) { const b = page.before; q = q.where((eb) => eb.or([eb('p.rank', '<', Number(b.k)), eb.and([eb('p.rank', '=', Number(b.k)), eb('i.id', '<', b.id)])])) }
+      const dir = page.fromEnd ? 'desc' : 'asc'
+      const rows = await q.orderBy('p.rank', dir).orderBy('i.id', dir).limit(page.limit + 1).execute()
+      const hasMore = rows.length > page.limit
+      const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: Number(r.k), id: Number(r.id) } }))
+      return { rows: page.fromEnd ? kept.reverse() : kept, hasMore }
+    },
+    pipelineCounts: async (pipelineId: string, f: IssueFilter) => await counts(() => openInPipeline(pipelineId, f)),
+
+    /** Closed issues of a workspace's repositories, most recently closed first. */
+    async closedPage (workspaceId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {
+      let q = closedIn(workspaceId, f).select([...ISSUE_COLUMNS, closedAt.as('k')])
+      if (page.after !== undefined) { const a = page.after; q = q.where((eb) => eb.or([eb(closedAt, '<', String(a.k)), eb.and([eb(closedAt, '=', String(a.k)), eb('i.id', '<', a.id)])])) }
+      if (page.before !== undefined) { const b = page.before; q = q.where((eb) => eb.or([eb(closedAt, '>', String(b.k)), eb.and([eb(closedAt, '=', String(b.k)), eb('i.id', '>', b.id)])])) }
+      const dir = page.fromEnd ? 'asc' : 'desc'
+      const rows = await q.orderBy(closedAt, dir).orderBy('i.id', dir).limit(page.limit + 1).execute()
+      const hasMore = rows.length > page.limit
+      const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: String(r.k), id: Number(r.id) } }))
+      return { rows: page.fromEnd ? kept.reverse() : kept, hasMore }
+    },
+    closedCounts: async (workspaceId: string, f: IssueFilter) => await counts(() => closedIn(workspaceId, f) as unknown as ReturnType<typeof openInPipeline>),
+
+    async issuesByIds (ids: readonly number[]): Promise<IssueNode[]> {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('issues as i').select(ISSUE_COLUMNS).where('i.id', 'in', [...ids]).execute()).map(toIssue)
+    },
+    async issueByNumber (repoId: number, number: number): Promise<IssueNode | undefined> {
+      const row = await db.selectFrom('issues as i').select(ISSUE_COLUMNS).where('i.repo_id', '=', repoId).where('i.number', '=', number).executeTakeFirst()
+      return row === undefined ? undefined : toIssue(row)
+    },
+    async labelsOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return await db.selectFrom('issue_labels').select(['issue_id', 'name', 'color']).where('issue_id', 'in', [...ids]).orderBy('issue_id').orderBy('name').execute()
+    },
+    async assigneesOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return await db.selectFrom('issue_assignees').select(['issue_id', 'login', 'avatar_url']).where('issue_id', 'in', [...ids]).orderBy('issue_id').orderBy('login').execute()
+    },
+    async placementsOf (ids: readonly number[]): Promise<PlacementNode[]> {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('placements as p').innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+        .select(['p.issue_id', 'p.workspace_id', 'p.pipeline_id', 'p.rank']).where('p.issue_id', 'in', [...ids])
+        .orderBy('w.created_at').orderBy('w.seq').execute()).map((r) => ({ ...r, issue_id: Number(r.issue_id), rank: Number(r.rank) }))
+    },
+    async pipelinesByIds (ids: readonly string[]): Promise<PipelineNode[]> {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('pipelines').select(['id', 'workspace_id', 'name', 'sort_order']).where('id', 'in', [...ids]).execute())
+        .map((r) => ({ ...r, sort_order: Number(r.sort_order) }))
+    },
+    async pipelinesOf (workspaceIds: readonly string[]): Promise<PipelineNode[]> {
+      if (workspaceIds.length === 0) return []
+      return (await db.selectFrom('pipelines').select(['id', 'workspace_id', 'name', 'sort_order']).where('workspace_id', 'in', [...workspaceIds])
+        .orderBy('sort_order').orderBy('id').execute()).map((r) => ({ ...r, sort_order: Number(r.sort_order) }))
+    },
+    async workspacesByIds (ids: readonly string[]): Promise<WorkspaceNode[]> {
+      if (ids.length === 0) return []
+      return await db.selectFrom('workspaces').select(['id', 'name', 'description', 'created_at']).where('id', 'in', [...ids]).execute()
+    },
+    /** Workspaces holding any of the repositories, oldest first. */
+    async workspacesHolding (repoIds: readonly number[]): Promise<WorkspaceNode[]> {
+      if (repoIds.length === 0) return []
+      return await db.selectFrom('workspaces as w').select(['w.id', 'w.name', 'w.description', 'w.created_at'])
+        .where('w.id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('workspace_id').where('repo_id', 'in', [...repoIds]))
+        .orderBy('w.created_at').orderBy('w.seq').execute()
+    },
+    async repositoriesOf (workspaceIds: readonly string[]): Promise<Array<{ workspace_id: string, repo_id: number }>> {
+      if (workspaceIds.length === 0) return []
+      return (await db.selectFrom('workspace_repositories').select(['workspace_id', 'repo_id']).where('workspace_id', 'in', [...workspaceIds]).orderBy('repo_id').execute())
+        .map((r) => ({ ...r, repo_id: Number(r.repo_id) }))
+    },
+    async repositoriesByIds (ids: readonly number[]): Promise<RepositoryNode[]> {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).where('id', 'in', [...ids]).execute()).map((r) => ({ ...r, id: Number(r.id) }))
+    },
+    async milestonesOf (keys: ReadonlyArray<{ repo_id: number, number: number }>) {
+      if (keys.length === 0) return []
+      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'state', 'due_on', 'start_date'])
+        .where('repo_id', 'in', [...new Set(keys.map((k) => k.repo_id))]).where('number', 'in', [...new Set(keys.map((k) => k.number))]).execute()
+      return rows.map((r) => ({ ...r, repo_id: Number(r.repo_id), number: Number(r.number) }))
+    },
+    /** Dependencies touching the issues, oldest first. */
+    async dependenciesOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('dependencies').select(['blocking_id', 'blocked_id'])
+        .where((eb) => eb.or([eb('blocking_id', 'in', [...ids]), eb('blocked_id', 'in', [...ids])])).orderBy('seq').execute())
+        .map((r) => ({ blocking_id: Number(r.blocking_id), blocked_id: Number(r.blocked_id) }))
+    },
+    async sprintIdsOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('sprint_issues as si').innerJoin('sprints as s', 's.id', 'si.sprint_id')
+        .select(['si.issue_id', 'si.sprint_id', 'si.workspace_id']).where('si.issue_id', 'in', [...ids]).orderBy('s.starts_at').execute())
+        .map((r) => ({ ...r, issue_id: Number(r.issue_id) }))
+    },
+    async epicsOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('epic_issues').select(['epic_id', 'issue_id']).where('issue_id', 'in', [...ids]).orderBy('epic_id').execute())
+        .map((r) => ({ epic_id: Number(r.epic_id), issue_id: Number(r.issue_id) }))
+    },
+    async closedAtOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return await db.selectFrom('issue_states').select(['issue_id', sql<string>`max(at)`.as('at')]).where('issue_id', 'in', [...ids]).where('state', '=', 'closed').groupBy('issue_id').execute()
+    },
+    async sprintRowsByIds (ids: readonly string[]) {
+      if (ids.length === 0) return []
+      return await db.selectFrom('sprints').select(['id', 'workspace_id']).where('id', 'in', [...ids]).execute()
+    },
+    async usersByIds (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('users').select(['id', 'login', 'email', 'created_at']).where('id', 'in', [...ids]).execute()).map((r) => ({ ...r, id: Number(r.id) }))
+    }
+  }
+}
+
+export type GraphReads = ReturnType<typeof createGraphReads>

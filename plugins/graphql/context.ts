@@ -1,0 +1,17 @@
+import type { FastifyRequest } from 'fastify'
+import type { GraphReads } from '../../db/graph-reads.js'
+import type { PlanningStore } from '../../db/store.js'
+import type { User } from '../../db/users.js'
+import type { PlanningAuth } from '../core/auth.js'
+
+/** What every resolver gets: the signed-in user from the auth hook, what they can read, the store. */
+export interface GraphContext {
+  request: FastifyRequest
+  user: User
+  /** repositories the user can read */
+  readable: Set<number>
+  store: PlanningStore
+  reads: GraphReads
+  auth: PlanningAuth
+  now: () => number
+}

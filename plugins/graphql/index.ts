@@ -1,0 +1,82 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import mercurius from 'mercurius'
+import { readFileSync } from 'node:fs'
+import { createGraphReads } from '../../db/graph-reads.js'
+import { RATE_LIMITED } from '../core/rate-limit.js'
+import { errorReply } from '../core/errors.js'
+import type { GraphContext } from './context.js'
+import { documentErrors, formatResult } from './errors.js'
+import { aliasLimit, complexityLimit, MAX_DEPTH } from './limits.js'
+import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
+
+/** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
+async function schemaText (): Promise<string> {
+  // undefined in the single executable's bundle (scripts/build-binary.mjs)
+  if (import.meta.url === undefined) return (await import('node:sea')).getAsset('schema.graphql', 'utf8')
+  return readFileSync(new URL('./schema/schema.graphql', import.meta.url), 'utf8')
+}
+
+const Body = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: 100_000 }),
+  variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+  operationName: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()]))
+})
+interface BodyType { query: string, variables?: Record<string, unknown> | null, operationName?: string | null }
+
+/**
+ * The hosted service's current API: GraphQL at `/public/graphql`, with the tokens, permissions
+ * and rate limit of the REST API. Resolvers read through db/graph-reads.ts and write through the
+ * same operations as the REST handlers.
+ */
+async function graphql (fastify: FastifyInstance) {
+  const reads = createGraphReads(fastify.planningStore.db)
+  const clock = Date.now
+  await fastify.register(mercurius, {
+    schema: await schemaText(),
+    resolvers: { Query: queryResolvers, ...typeResolvers } as never,
+    loaders: loaders as never,
+    routes: false,
+    graphiql: false,
+    queryDepth: MAX_DEPTH,
+    validationRules: [aliasLimit, complexityLimit],
+    graphql: { parseOptions: { maxTokens: 20_000 } },
+    errorFormatter: (execution) => ({ statusCode: 200, response: { data: execution.data ?? null, errors: [...(execution.errors ?? [])] } }) as never
+  })
+
+  // A request past the rate limit gets the GraphQL shape; a missing or bad token keeps the 401.
+  fastify.setErrorHandler(async (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (err.code === RATE_LIMITED) {
+      return await reply.status(200).send({ data: null, errors: [{ message: err.message, extensions: { code: 'RATE_LIMITED' } }] })
+    }
+    return await errorReply(err, request, reply)
+  })
+  fastify.addHook('onRequest', fastify.planningAuth.requireSignedIn)
+
+  const handler = async (request: FastifyRequest<{ Body: BodyType }>, reply: FastifyReply) => {
+    const { query, variables, operationName } = request.body
+    const context: GraphContext = {
+      request,
+      user: request.planningUser!,
+      readable: await fastify.planningAuth.readable(request),
+      store: fastify.planningStore,
+      reads,
+      auth: fastify.planningAuth,
+      now: clock
+    }
+    try {
+      const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
+      return await reply.status(200).send(formatResult(result, request))
+    } catch (err) {
+      const errors = (err as { errors?: Error[] }).errors
+      if (Array.isArray(errors)) return await reply.status(200).send(documentErrors(errors))
+      throw err
+    }
+  }
+  const schema = { hide: true, body: Body }
+  fastify.post('/public/graphql', { schema }, handler)
+  fastify.post('/public/graphql/', { schema }, handler)
+}
+
+export default fp(graphql, { name: 'planning-graphql', fastify: '5.x', encapsulate: true, dependencies: ['planning-auth', 'planning-database'] })

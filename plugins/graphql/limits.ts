@@ -1,0 +1,73 @@
+import {
+  GraphQLError, Kind, getNamedType, type ASTVisitor, type FragmentDefinitionNode, type GraphQLOutputType,
+  type SelectionSetNode, type ValidationContext, type ValidationRule
+} from 'graphql'
+import { DEFAULT_PAGE } from './connections.js'
+
+/** Documents deeper than this are refused (selection sets, fragments followed). */
+export const MAX_DEPTH = 15
+/** Aliased fields in one document. */
+export const MAX_ALIASES = 100
+/** Fields a document may ask for at most, each counted once per item of the lists it sits in. */
+export const MAX_COMPLEXITY = 250_000
+
+const limited = (message: string) => new GraphQLError(message, { extensions: { code: 'QUERY_TOO_COMPLEX' } })
+
+/** Refuses a document with more than MAX_ALIASES aliases. */
+export const aliasLimit: ValidationRule = (context: ValidationContext): ASTVisitor => {
+  let count = 0
+  return {
+    Field (node) {
+      if (node.alias !== undefined && ++count === MAX_ALIASES + 1) context.reportError(limited(`the document has more than ${MAX_ALIASES} aliases`))
+    }
+  }
+}
+
+const isConnection = (type: GraphQLOutputType) => getNamedType(type).name.endsWith('Connection')
+
+/**
+ * Refuses a document whose estimated size passes MAX_COMPLEXITY: every field counts once per item
+ * of each connection around it, a connection's items being its `first`/`last` (100 by default).
+ * Plain lists (`issues(ids)`, `repositoriesByGhId`) are bounded by their arguments and count once.
+ */
+export const complexityLimit: ValidationRule = (context: ValidationContext): ASTVisitor => {
+  const fragments = new Map<string, FragmentDefinitionNode>()
+  for (const def of context.getDocument().definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def)
+  const schema = context.getSchema()
+  const cost = (set: SelectionSetNode, typeName: string, times: number, depth: number, seen: Set<string>): number => {
+    if (depth > MAX_DEPTH + 2) return Number.POSITIVE_INFINITY
+    const type = schema.getType(typeName)
+    let total = 0
+    for (const sel of set.selections) {
+      if (total > MAX_COMPLEXITY) return total
+      if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        const frag = fragments.get(sel.name.value)
+        if (frag === undefined || seen.has(frag.name.value)) continue
+        total += cost(frag.selectionSet, frag.typeCondition.name.value, times, depth, new Set([...seen, frag.name.value]))
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        total += cost(sel.selectionSet, sel.typeCondition?.name.value ?? typeName, times, depth, seen)
+      } else {
+        total += times
+        if (sel.selectionSet === undefined || type === undefined || type === null || !('getFields' in type)) continue
+        const field = type.getFields()[sel.name.value]
+        if (field === undefined) continue
+        let items = 1
+        if (isConnection(field.type as GraphQLOutputType)) {
+          const size = sel.arguments?.find((a) => a.name.value === 'first' || a.name.value === 'last')
+          items = size?.value.kind === Kind.INT ? Math.max(1, Number(size.value.value)) : DEFAULT_PAGE
+        }
+        total += cost(sel.selectionSet, getNamedType(field.type).name, times * items, depth + 1, seen)
+      }
+    }
+    return total
+  }
+  return {
+    OperationDefinition (node) {
+      const root = node.operation === 'mutation' ? schema.getMutationType() : node.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType()
+      if (root === null || root === undefined) return
+      // Connections count their items, their edges and nodes count once more each: divide by 2.
+      const total = cost(node.selectionSet, root.name, 1, 0, new Set()) / 2
+      if (total > MAX_COMPLEXITY) context.reportError(limited(`the document is too complex (estimated over ${MAX_COMPLEXITY} fields); ask for smaller pages or fewer nested lists`))
+    }
+  }
+}

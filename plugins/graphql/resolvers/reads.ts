@@ -1,0 +1,439 @@
+import { Invalid, NotFound } from '../../../db/errors.js'
+import type { IssueFilter, IssueKey, IssueNode, PlacementNode } from '../../../db/graph-reads.js'
+
+import type { GraphContext } from '../context.js'
+import { connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
+import { encodeId, nodeKey, numberKey, pipelineIssueId, pipelineKey, textKey } from '../ids.js'
+import {
+  ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, webUrl, workspaceObject,
+  type IssueObject, type PipelineObject, type RepositoryObject, type SprintObject, type WorkspaceObject
+} from './objects.js'
+
+type Ctx = GraphContext
+interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
+
+interface SearchFilters {
+  repositoryIds?: string[] | null
+  matchType?: 'any' | 'all' | null
+  displayType?: 'all' | 'issues' | 'prs' | null
+  labels?: { in?: string[] | null, nin?: string[] | null, notInAny?: boolean | null } | null
+  assignees?: { in?: string[] | null, nin?: string[] | null, notInAny?: boolean | null } | null
+  sprints?: { in?: string[] | null, nin?: string[] | null } | null
+  milestones?: { in?: string[] | null } | null
+}
+
+/** The readable repositories among `repoIds`, further narrowed by a filter's `repositoryIds`. */
+function filterOf (ctx: Ctx, repoIds: number[], filters: SearchFilters | null | undefined, query?: string | null): IssueFilter {
+  let repos = repoIds.filter((id) => ctx.readable.has(id))
+  if (filters?.repositoryIds != null) {
+    const wanted = new Set(filters.repositoryIds.map((id) => numberKey(id, 'Repository')))
+    repos = repos.filter((id) => wanted.has(id))
+  }
+  const f: IssueFilter = { repoIds: repos, query: query ?? undefined }
+  if (filters?.labels?.in != null) f.labels = filters.labels.in
+  if (filters?.labels?.nin != null) f.notLabels = filters.labels.nin
+  f.labelsMatch = filters?.matchType === 'all' ? 'all' : 'any'
+  if (filters?.assignees?.in != null) f.assignees = filters.assignees.in
+  if (filters?.assignees?.nin != null) f.notAssignees = filters.assignees.nin
+  if (filters?.displayType === 'issues') f.pullRequests = false
+  if (filters?.displayType === 'prs') f.pullRequests = true
+  if (filters?.sprints?.in != null) f.sprintIds = filters.sprints.in.map((id) => textKey(id, 'Sprint'))
+  if (filters?.milestones?.in != null) f.milestoneTitles = filters.milestones.in
+  return f
+}
+
+/** A visible workspace: it holds a repository the viewer can read. */
+async function workspaceFor (ctx: Ctx, id: string): Promise<{ workspace: WorkspaceObject, repoIds: number[] } | undefined> {
+  const [row] = await ctx.reads.workspacesByIds([id])
+  if (row === undefined) return undefined
+  const repoIds = (await ctx.reads.repositoriesOf([id])).map((r) => r.repo_id)
+  if (!repoIds.some((r) => ctx.readable.has(r))) return undefined
+  return { workspace: workspaceObject(row), repoIds }
+}
+
+/** A pipeline of a visible workspace, or NOT_FOUND. */
+async function pipelineFor (ctx: Ctx, id: string) {
+  const key = pipelineKey(id)
+  const [pipeline] = await ctx.reads.pipelinesByIds([key])
+  const found = pipeline === undefined ? undefined : await workspaceFor(ctx, pipeline.workspace_id)
+  if (pipeline === undefined || found === undefined) throw new NotFound(`pipeline ${id} not found`)
+  return { pipeline, repoIds: found.repoIds }
+}
+
+type Maybe<T> = T | null | undefined
+interface Counts { issues: number, pullRequests: number, estimates: number }
+
+async function pipelineIssues (ctx: Ctx, pipelineId: string, repoIds: number[], filters: Maybe<SearchFilters>, query: Maybe<string>, args: PageArgs) {
+  const f = filterOf(ctx, repoIds, filters, query)
+  const page = pageOf(args, issueKeyOf)
+  const [rows, counts] = await Promise.all([ctx.reads.pipelinePage(pipelineId, f, page), ctx.reads.pipelineCounts(pipelineId, f)])
+  return issueConnection(rows.rows, page, rows.hasMore, counts)
+}
+
+function issueConnection (rows: Array<IssueNode & { key: IssueKey }>, page: ReturnType<typeof pageOf>, more: boolean, counts: Counts) {
+  const nodes = rows.map((r) => ({ ...issueObject(r), cursor: issueCursor(r.key) }))
+  return {
+    ...connectionOf(nodes, (n) => n.cursor, page, more, counts.issues),
+    pipelineCounts: {
+      issuesCount: counts.issues - counts.pullRequests,
+      pullRequestsCount: counts.pullRequests,
+      sumEstimates: counts.estimates,
+      unfilteredIssueCount: null,
+      unfilteredSumEstimates: null
+    }
+  }
+}
+
+/** A connection over issues read whole (a handful: an issue's blockers), with its counts. */
+function smallIssueConnection (rows: IssueNode[], args: PageArgs) {
+  const conn = listConnection(rows.map(issueObject), (i) => String(i.id), args)
+  const prs = rows.filter((r) => r.is_pull_request === 1).length
+  return {
+    ...conn,
+    pipelineCounts: {
+      issuesCount: rows.length - prs,
+      pullRequestsCount: prs,
+      sumEstimates: rows.reduce((s, r) => s + (r.estimate ?? 0), 0),
+      unfilteredIssueCount: null,
+      unfilteredSumEstimates: null
+    }
+  }
+}
+
+async function visibleWorkspaces (ctx: Ctx, query?: string | null) {
+  const rows = await ctx.reads.workspacesHolding([...ctx.readable])
+  const needle = query?.trim().toLowerCase() ?? ''
+  return rows.filter((w) => needle === '' || w.name.toLowerCase().includes(needle)).map(workspaceObject)
+}
+
+async function sprintsOf (ctx: Ctx, workspaceId: string) {
+  return (await ctx.store.sprints.list(workspaceId, (r) => ctx.readable.has(r), ctx.now())).map(sprintObject)
+}
+
+async function issueFor (ctx: Ctx, row: IssueNode | undefined, what: string): Promise<IssueObject> {
+  if (row === undefined || !ctx.readable.has(row.repo_id)) throw new NotFound(`${what} not found`)
+  return issueObject(row)
+}
+
+async function nodeOf (ctx: Ctx, id: string): Promise<unknown> {
+  const parsed = nodeKey(id)
+  if (parsed === undefined) return null
+  const { type, key } = parsed
+  switch (type) {
+    case 'Issue': {
+      const [row] = await ctx.reads.issuesByIds([key as number])
+      return row !== undefined && ctx.readable.has(row.repo_id) ? issueObject(row) : null
+    }
+    case 'Repository': {
+      const [row] = await ctx.reads.repositoriesByIds([key as number])
+      return row !== undefined && ctx.readable.has(row.id) ? repositoryObject(row) : null
+    }
+    case 'Pipeline': {
+      const [row] = await ctx.reads.pipelinesByIds([key as string])
+      return row !== undefined && await workspaceFor(ctx, row.workspace_id) !== undefined ? pipelineObject(row) : null
+    }
+    case 'Sprint': {
+      const [row] = await ctx.reads.sprintRowsByIds([key as string])
+      if (row === undefined || await workspaceFor(ctx, row.workspace_id) === undefined) return null
+      return (await sprintsOf(ctx, row.workspace_id)).find((s) => s.id === key) ?? null
+    }
+    case 'ZenhubUser': return key === ctx.user.id ? viewerObject(ctx) : null
+    case 'ZenhubOrganization': return key === 1 ? ORGANIZATION : null
+    default: return null
+  }
+}
+
+const viewerObject = (ctx: Ctx) => ({ __typename: 'ZenhubUser' as const, ...ctx.user })
+
+export const queryResolvers = {
+  viewer: (_: unknown, __: unknown, ctx: Ctx) => viewerObject(ctx),
+  async workspace (_: unknown, args: { id: string }, ctx: Ctx) {
+    return (await workspaceFor(ctx, args.id))?.workspace ?? null
+  },
+  async searchIssuesByPipeline (_: unknown, args: PageArgs & { pipelineId: string, filters: SearchFilters, query?: string | null }, ctx: Ctx) {
+    const { pipeline, repoIds } = await pipelineFor(ctx, args.pipelineId)
+    return await pipelineIssues(ctx, pipeline.id, repoIds, args.filters, args.query, args)
+  },
+  async searchClosedIssues (_: unknown, args: PageArgs & { workspaceId: string, filters: SearchFilters, query?: string | null }, ctx: Ctx) {
+    const found = await workspaceFor(ctx, args.workspaceId)
+    if (found === undefined) throw new NotFound(`workspace ${args.workspaceId} not found`)
+    const f = filterOf(ctx, found.repoIds, args.filters, args.query)
+    const page = pageOf(args, issueKeyOf)
+    const [rows, counts] = await Promise.all([ctx.reads.closedPage(args.workspaceId, f, page), ctx.reads.closedCounts(args.workspaceId, f)])
+    return issueConnection(rows.rows, page, rows.hasMore, counts)
+  },
+  async issueByInfo (_: unknown, args: { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }, ctx: Ctx) {
+    const repoId = args.repositoryGhId ?? (args.repositoryId == null ? undefined : numberKey(args.repositoryId, 'Repository'))
+    if (repoId === undefined) throw new Invalid('give repositoryGhId or repositoryId')
+    return await issueFor(ctx, ctx.readable.has(repoId) ? await ctx.reads.issueByNumber(repoId, args.issueNumber) : undefined, `issue ${args.issueNumber} of repository ${repoId}`)
+  },
+  async issues (_: unknown, args: { ids: string[] }, ctx: Ctx) {
+    if (args.ids.length > 100) throw new Invalid('ids must not list more than 100 issues')
+    const keys = args.ids.map((id) => numberKey(id, 'Issue'))
+    const rows = new Map((await ctx.reads.issuesByIds(keys)).map((r) => [r.id, r]))
+    return await Promise.all(keys.map(async (k, i) => await issueFor(ctx, rows.get(k), `issue ${args.ids[i]}`)))
+  },
+  node: async (_: unknown, args: { id: string }, ctx: Ctx) => await nodeOf(ctx, args.id),
+  async nodes (_: unknown, args: { ids: string[] }, ctx: Ctx) {
+    if (args.ids.length > 100) throw new Invalid('ids must not list more than 100 ids')
+    return await Promise.all(args.ids.map(async (id) => await nodeOf(ctx, id)))
+  },
+  async repositoriesByGhId (_: unknown, args: { ghIds: number[] }, ctx: Ctx) {
+    if (args.ghIds.length > 100) throw new Invalid('ghIds must not list more than 100 repositories')
+    const rows = await ctx.reads.repositoriesByIds(args.ghIds.filter((id) => ctx.readable.has(id)))
+    const byId = new Map(rows.map((r) => [r.id, r]))
+    return args.ghIds.flatMap((id) => byId.has(id) ? [repositoryObject(byId.get(id)!)] : [])
+  }
+}
+
+const iso = (text: string | null | undefined) => text == null ? null : new Date(text).toISOString()
+
+export const typeResolvers = {
+  ZenhubUser: {
+    id: (u: Ctx['user']) => encodeId('ZenhubUser', u.id),
+    name: (u: Ctx['user']) => u.login,
+    email: async (u: Ctx['user'], _: unknown, ctx: Ctx) => await ctx.store.users.emailOf(u.id),
+    imageUrl: () => null,
+    githubUser: (u: Ctx['user']) => ({ login: u.login, avatar_url: null }),
+    searchWorkspaces: async (_: unknown, args: PageArgs & { query: string }, ctx: Ctx) =>
+      listConnection(await visibleWorkspaces(ctx, args.query), (w) => w.id, args),
+    zenhubOrganizations: (_: unknown, args: PageArgs & { query?: string | null }) =>
+      listConnection(args.query == null || ORGANIZATION.name.toLowerCase().includes(args.query.toLowerCase()) ? [ORGANIZATION] : [], (o) => o.id, args),
+    createdAt: async (u: Ctx['user'], _: unknown, ctx: Ctx) => iso((await ctx.reads.usersByIds([u.id]))[0]?.created_at) ?? new Date(0).toISOString(),
+    updatedAt: async (u: Ctx['user'], _: unknown, ctx: Ctx) => iso((await ctx.reads.usersByIds([u.id]))[0]?.created_at) ?? new Date(0).toISOString()
+  },
+  User: {
+    id: (u: { login: string }) => encodeId('User', u.login),
+    name: () => null,
+    avatarUrl: (u: { avatar_url: string | null }) => u.avatar_url ?? '',
+    ghId: () => null
+  },
+  ZenhubOrganization: {
+    workspaces: async (_: unknown, args: PageArgs & { query?: string | null }, ctx: Ctx) =>
+      listConnection(await visibleWorkspaces(ctx, args.query), (w) => w.id, args)
+  },
+  Workspace: {
+    displayName: (w: WorkspaceObject) => w.name,
+    createdAt: (w: WorkspaceObject) => iso(w.created_at),
+    updatedAt: (w: WorkspaceObject) => iso(w.created_at),
+    zenhubOrganization: () => ORGANIZATION,
+    sprints: async (w: WorkspaceObject, args: PageArgs & { query?: string | null, filters?: { state?: { eq: 'OPEN' | 'CLOSED' } | null, id?: { in?: string[] | null, nin?: string[] | null } | null } | null, orderBy?: { field?: 'END_AT' | 'START_AT' | null, direction?: 'ASC' | 'DESC' | null } | null }, ctx: Ctx) => {
+      let list = await sprintsOf(ctx, w.id)
+      const state = args.filters?.state?.eq
+      if (state !== undefined) list = list.filter((s) => (s.state === 'closed' ? 'CLOSED' : 'OPEN') === state)
+      const ids = args.filters?.id?.in
+      if (ids != null) { const keep = new Set(ids.map((id) => textKey(id, 'Sprint'))); list = list.filter((s) => keep.has(s.id)) }
+      const nin = args.filters?.id?.nin
+      if (nin != null) { const drop = new Set(nin.map((id) => textKey(id, 'Sprint'))); list = list.filter((s) => !drop.has(s.id)) }
+      const needle = args.query?.trim().toLowerCase()
+      if (needle !== undefined && needle !== '') list = list.filter((s) => s.name.toLowerCase().includes(needle))
+      const field = args.orderBy?.field === 'END_AT' ? 'ends_at' : 'starts_at'
+      const sign = args.orderBy?.direction === 'DESC' ? -1 : 1
+      list.sort((a, b) => sign * (Date.parse(a[field]) - Date.parse(b[field])))
+      return listConnection(list, (s) => s.id, args)
+    },
+    activeSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => (await sprintsOf(ctx, w.id)).find((s) => s.state === 'active') ?? null
+  },
+  Pipeline: {
+    id: (p: PipelineObject) => encodeId('Pipeline', p.id),
+    description: () => null,
+    stage: () => null,
+    isDefaultPRPipeline: () => false,
+    issues: async (p: PipelineObject, args: PageArgs & { repositoryId?: string | null, state?: 'OPEN' | 'CLOSED' | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([p.workspace_id])).map((r) => r.repo_id)
+      return await pipelineIssues(ctx, p.id, repoIds, args.repositoryId == null ? undefined : { repositoryIds: [args.repositoryId] }, undefined, args)
+    }
+  },
+  PipelineIssue: {
+    id: (pi: PlacementNode) => pipelineIssueId(pi.issue_id, pi.workspace_id),
+    priority: () => null,
+    relativePosition: (pi: PlacementNode) => String(pi.rank),
+    latestTransferTime: () => null
+  },
+  Issue: {
+    id: (i: IssueObject) => encodeId('Issue', i.id),
+    body: () => null,
+    state: (i: IssueObject) => i.state === 'closed' ? 'CLOSED' : 'OPEN',
+    type: () => 'GithubIssue',
+    pullRequest: (i: IssueObject) => i.is_pull_request === 1,
+    ghId: () => null,
+    createdAt: (i: IssueObject) => iso(i.created_at),
+    updatedAt: (i: IssueObject) => iso(i.host_updated_at ?? i.planning_changed_at ?? i.created_at),
+    estimate: (i: IssueObject) => i.estimate === null ? null : { value: i.estimate }
+  },
+  Repository: {
+    id: (r: RepositoryObject) => encodeId('Repository', r.id),
+    ghId: (r: RepositoryObject) => r.id,
+    ownerName: (r: RepositoryObject) => r.owner
+  },
+  Sprint: {
+    id: (s: SprintObject) => encodeId('Sprint', s.id),
+    generatedName: (s: SprintObject) => s.name,
+    state: (s: SprintObject) => s.state === 'closed' ? 'CLOSED' : 'OPEN',
+    startAt: (s: SprintObject) => iso(s.starts_at),
+    endAt: (s: SprintObject) => iso(s.ends_at),
+    createdAt: (s: SprintObject) => iso(s.starts_at),
+    updatedAt: (s: SprintObject) => iso(s.starts_at),
+    totalPoints: (s: SprintObject) => s.points_total,
+    completedPoints: (s: SprintObject) => s.points_closed,
+    closedIssuesCount: (s: SprintObject) => s.issues_closed
+  },
+  Milestone: {
+    state: (m: { state: string }) => m.state === 'closed' ? 'CLOSED' : 'OPEN',
+    dueOn: (m: { due_on: string | null }) => iso(m.due_on),
+    startDate: (m: { start_date: string | null }) => iso(m.start_date)
+  }
+}
+
+const group = <T, K>(rows: T[], keyOf: (row: T) => K): Map<K, T[]> => {
+  const out = new Map<K, T[]>()
+  for (const row of rows) {
+    const key = keyOf(row)
+    const list = out.get(key)
+    if (list === undefined) out.set(key, [row])
+    else list.push(row)
+  }
+  return out
+}
+
+/** Fields read for a whole page at once: one statement per field, whatever the page's size. */
+export const loaders = {
+  Issue: {
+    async repository (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const rows = new Map((await ctx.reads.repositoriesByIds([...new Set(queries.map((q) => q.obj.repo_id))])).map((r) => [r.id, r]))
+      return queries.map((q) => repositoryObject(rows.get(q.obj.repo_id)!))
+    },
+    async htmlUrl (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const rows = new Map((await ctx.reads.repositoriesByIds([...new Set(queries.map((q) => q.obj.repo_id))])).map((r) => [r.id, r]))
+      return queries.map((q) => `${webUrl(rows.get(q.obj.repo_id)!)}/${q.obj.is_pull_request === 1 ? 'pull' : 'issues'}/${q.obj.number}`)
+    },
+    async closedAt (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const rows = new Map((await ctx.reads.closedAtOf(queries.map((q) => q.obj.id))).map((r) => [Number(r.issue_id), r.at]))
+      return queries.map((q) => q.obj.state === 'closed' ? iso(rows.get(q.obj.id) ?? q.obj.created_at) : null)
+    },
+    async milestone (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const keys = queries.filter((q) => q.obj.milestone_number !== null).map((q) => ({ repo_id: q.obj.repo_id, number: q.obj.milestone_number! }))
+      const rows = new Map((await ctx.reads.milestonesOf(keys)).map((m) => [`${m.repo_id}:${m.number}`, m]))
+      return queries.map((q) => q.obj.milestone_number === null ? null : rows.get(`${q.obj.repo_id}:${q.obj.milestone_number}`) ?? null)
+    },
+    async labels (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.labelsOf(queries.map((q) => q.obj.id)), (r) => Number(r.issue_id))
+      return queries.map((q) => listConnection(rows.get(q.obj.id) ?? [], (l) => l.name, q.params))
+    },
+    async assignees (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.assigneesOf(queries.map((q) => q.obj.id)), (r) => Number(r.issue_id))
+      return queries.map((q) => listConnection(rows.get(q.obj.id) ?? [], (a) => a.login, q.params))
+    },
+    async pipelineIssue (queries: Array<Query<IssueObject, { workspaceId: string }>>, ctx: Ctx) {
+      const rows = await ctx.reads.placementsOf(queries.map((q) => q.obj.id))
+      return queries.map((q) => rows.find((r) => r.issue_id === q.obj.id && r.workspace_id === q.params.workspaceId) ?? null)
+    },
+    async pipelineIssues (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.placementsOf(queries.map((q) => q.obj.id)), (r) => r.issue_id)
+      return queries.map((q) => listConnection(rows.get(q.obj.id) ?? [], (p) => p.workspace_id, q.params))
+    },
+    async blockingIssues (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      return await linked(queries, ctx, 'blocking')
+    },
+    async blockedIssues (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      return await linked(queries, ctx, 'blocked')
+    },
+    async parentIssue (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const links = await ctx.reads.epicsOf(queries.map((q) => q.obj.id))
+      const parents = new Map((await ctx.reads.issuesByIds([...new Set(links.map((l) => l.epic_id))])).map((r) => [r.id, r]))
+      return queries.map((q) => {
+        const parent = links.map((l) => l.issue_id === q.obj.id ? parents.get(l.epic_id) : undefined)
+          .find((p) => p !== undefined && ctx.readable.has(p.repo_id))
+        return parent === undefined ? null : issueObject(parent)
+      })
+    },
+    async sprints (queries: Array<Query<IssueObject, PageArgs & { workspaceId?: string | null }>>, ctx: Ctx) {
+      const links = await ctx.reads.sprintIdsOf(queries.map((q) => q.obj.id))
+      const byWorkspace = new Map<string, SprintObject[]>()
+      for (const ws of new Set(links.map((l) => l.workspace_id))) byWorkspace.set(ws, await sprintsOf(ctx, ws))
+      return queries.map((q) => {
+        const mine = links.filter((l) => l.issue_id === q.obj.id && (q.params.workspaceId == null || l.workspace_id === q.params.workspaceId))
+        const list = mine.map((l) => byWorkspace.get(l.workspace_id)?.find((s) => s.id === l.sprint_id)).filter((s): s is SprintObject => s !== undefined)
+        return listConnection(list, (s) => s.id, q.params)
+      })
+    }
+  },
+  PipelineIssue: {
+    async pipeline (queries: Array<Query<PlacementNode>>, ctx: Ctx) {
+      const rows = new Map((await ctx.reads.pipelinesByIds([...new Set(queries.map((q) => q.obj.pipeline_id))])).map((p) => [p.id, p]))
+      return queries.map((q) => pipelineObject(rows.get(q.obj.pipeline_id)!))
+    },
+    async issue (queries: Array<Query<PlacementNode>>, ctx: Ctx) {
+      const rows = new Map((await ctx.reads.issuesByIds([...new Set(queries.map((q) => q.obj.issue_id))])).map((i) => [i.id, i]))
+      return queries.map((q) => issueObject(rows.get(q.obj.issue_id)!))
+    },
+    async workspace (queries: Array<Query<PlacementNode>>, ctx: Ctx) {
+      return await workspacesFor(queries.map((q) => q.obj.workspace_id), ctx)
+    }
+  },
+  Pipeline: {
+    async workspace (queries: Array<Query<PipelineObject>>, ctx: Ctx) {
+      return await workspacesFor(queries.map((q) => q.obj.workspace_id), ctx)
+    }
+  },
+  Sprint: {
+    async workspace (queries: Array<Query<SprintObject>>, ctx: Ctx) {
+      return await workspacesFor(queries.map((q) => q.obj.workspace_id), ctx)
+    }
+  },
+  Workspace: {
+    async pipelinesConnection (queries: Array<Query<WorkspaceObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.pipelinesOf(queries.map((q) => q.obj.id)), (p) => p.workspace_id)
+      return queries.map((q) => listConnection((rows.get(q.obj.id) ?? []).map(pipelineObject), (p) => p.id, q.params))
+    },
+    async repositoriesConnection (queries: Array<Query<WorkspaceObject, PageArgs>>, ctx: Ctx) {
+      const repos = await readableReposOf(queries.map((q) => q.obj.id), ctx)
+      return queries.map((q) => listConnection(repos.get(q.obj.id) ?? [], (r) => String(r.id), q.params))
+    },
+    async defaultRepository (queries: Array<Query<WorkspaceObject>>, ctx: Ctx) {
+      const repos = await readableReposOf(queries.map((q) => q.obj.id), ctx)
+      return queries.map((q) => repos.get(q.obj.id)?.[0] ?? null)
+    }
+  },
+  Repository: {
+    async workspacesConnection (queries: Array<Query<RepositoryObject, PageArgs>>, ctx: Ctx) {
+      const all = await ctx.reads.workspacesHolding(queries.map((q) => q.obj.id))
+      const holds = group(await ctx.reads.repositoriesOf(all.map((w) => w.id)), (r) => r.repo_id)
+      return queries.map((q) => {
+        const mine = new Set((holds.get(q.obj.id) ?? []).map((r) => r.workspace_id))
+        return listConnection(all.filter((w) => mine.has(w.id)).map(workspaceObject), (w) => w.id, q.params)
+      })
+    }
+  }
+}
+
+async function workspacesFor (ids: string[], ctx: Ctx) {
+  const rows = new Map((await ctx.reads.workspacesByIds([...new Set(ids)])).map((w) => [w.id, w]))
+  return ids.map((id) => workspaceObject(rows.get(id)!))
+}
+
+async function readableReposOf (workspaceIds: string[], ctx: Ctx): Promise<Map<string, RepositoryObject[]>> {
+  const links = (await ctx.reads.repositoriesOf(workspaceIds)).filter((l) => ctx.readable.has(l.repo_id))
+  const repos = new Map((await ctx.reads.repositoriesByIds([...new Set(links.map((l) => l.repo_id))])).map((r) => [r.id, repositoryObject(r)]))
+  const out = new Map<string, RepositoryObject[]>()
+  for (const l of links) {
+    const repo = repos.get(l.repo_id)
+    if (repo === undefined) continue
+    const list = out.get(l.workspace_id)
+    if (list === undefined) out.set(l.workspace_id, [repo])
+    else list.push(repo)
+  }
+  return out
+}
+
+async function linked (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx, side: 'blocking' | 'blocked') {
+  const deps = await ctx.reads.dependenciesOf(queries.map((q) => q.obj.id))
+  const other = side === 'blocking' ? (d: { blocking_id: number }) => d.blocking_id : (d: { blocked_id: number }) => d.blocked_id
+  const self = side === 'blocking' ? (d: { blocked_id: number }) => d.blocked_id : (d: { blocking_id: number }) => d.blocking_id
+  const rows = new Map((await ctx.reads.issuesByIds([...new Set(deps.map(other))])).map((r) => [r.id, r]))
+  return queries.map((q) => {
+    const list = deps.filter((d) => self(d) === q.obj.id).map((d) => rows.get(other(d)))
+      .filter((r): r is IssueNode => r !== undefined && ctx.readable.has(r.repo_id))
+    return smallIssueConnection(list, q.params)
+  })
+}

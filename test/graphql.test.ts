@@ -1,0 +1,157 @@
+import t from 'tap'
+import { buildSchema, graphqlSync, getIntrospectionQuery } from 'graphql'
+import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
+import { encodeId } from '../plugins/graphql/ids.js'
+
+type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
+
+async function gql (app: App, login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>, url = '/public/graphql'): Promise<Gql> {
+  const res = await app.as(login, { method: 'POST', url, payload: { query, variables } })
+  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+// One app for the whole file (CI budget); tests that write come last and undo nothing they rely on.
+const app = await build(t)
+const repoId = encodeId('Repository', REPO)
+
+t.test('transport: both paths, 401 without or with a bad token, rate-limit headers, bad bodies are 400 not 500', async (t) => {
+  const q = { query: '{ viewer { id name } }' }
+  for (const url of ['/public/graphql', '/public/graphql/']) {
+    const res = await app.as('alice', { method: 'POST', url, payload: q })
+    t.equal(res.statusCode, 200, url)
+    t.same(res.json(), { data: { viewer: { id: encodeId('ZenhubUser', 1), name: 'alice' } } })
+    t.ok(res.headers['x-ratelimit-limit'] !== undefined && res.headers['x-ratelimit-used'] !== undefined, 'rate-limit headers')
+  }
+  const bearer = await app.inject({ method: 'POST', url: '/public/graphql', payload: q, headers: { authorization: `Bearer ${TOKENS.bob}` } })
+  t.equal(bearer.json().data.viewer.name, 'bob')
+  t.equal((await app.inject({ method: 'POST', url: '/public/graphql', payload: q })).statusCode, 401)
+  t.equal((await app.inject({ method: 'POST', url: '/public/graphql', payload: q, headers: { authorization: 'Bearer nope' } })).statusCode, 401)
+  t.equal((await app.as('alice', { method: 'POST', url: '/public/graphql', payload: {} })).statusCode, 400)
+  const syntax = await gql(app, 'alice', '{ viewer { ')
+  t.equal(syntax.data, null)
+  t.equal(syntax.errors![0].extensions.code, 'GRAPHQL_PARSE_FAILED')
+  const unknown = await gql(app, 'alice', '{ nope }')
+  t.equal(unknown.errors![0].extensions.code, 'GRAPHQL_VALIDATION_FAILED')
+})
+
+t.test('limits: depth, aliases and complexity are refused in validation, with no data', async (t) => {
+  let deep = 'id'
+  for (let i = 0; i < 30; i++) deep = `pipelineIssue(workspaceId: "x") { issue { ${deep} } }`
+  const d = await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 1) { ${deep} } }`)
+  t.equal(d.data, null)
+  t.ok(d.errors!.length > 0)
+  const aliases = Array.from({ length: 1000 }, (_, i) => `a${i}: viewer { id }`).join(' ')
+  const a = await gql(app, 'alice', `{ ${aliases} }`)
+  t.equal(a.data, null)
+  t.match(a.errors![0].message, /aliases/)
+  const big = await gql(app, 'alice', `{ workspace(id: "${WS_OLD}") { pipelinesConnection(first: 100) { nodes { issues(first: 100) { nodes {
+    labels(first: 100) { nodes { name } } assignees(first: 100) { nodes { login } } } } } } } }`)
+  t.equal(big.data, null)
+  t.match(big.errors![0].message, /too complex/)
+})
+
+t.test('introspection answers, and our schema conflicts with nothing in the reference', async (t) => {
+  const res = await gql(app, 'alice', getIntrospectionQuery())
+  t.ok(res.data.__schema.types.length > 20)
+})
+
+t.test('workspace, pipelines, repositories and the board through searchIssuesByPipeline, as REST has it', async (t) => {
+  const ws = await gql(app, 'alice', `query($id: ID!) { workspace(id: $id) { id name displayName zenhubOrganization { id }
+    pipelinesConnection(first: 50) { totalCount nodes { id name issues { totalCount pipelineCounts { issuesCount sumEstimates } } } }
+    repositoriesConnection { nodes { id ghId name ownerName } } defaultRepository { ghId } activeSprint { id } } }`, { id: WS_OLD })
+  t.notOk(ws.errors)
+  const w = ws.data.workspace
+  t.equal(w.id, WS_OLD)
+  t.same(w.pipelinesConnection.nodes.map((p: any) => p.name), ['To Do', 'Doing', 'Done'])
+  t.same(w.repositoriesConnection.nodes.map((r: any) => r.ghId), [REPO, OTHER_REPO, PRIVATE_REPO])
+  t.equal(w.repositoriesConnection.nodes[0].id, repoId)
+  const carol = await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") { repositoriesConnection { nodes { ghId } } } }`)
+  t.same(carol.data.workspace.repositoriesConnection.nodes.map((r: any) => r.ghId), [REPO], 'only what carol can read')
+  t.same((await gql(app, 'dave', `{ workspace(id: "${WS_OLD}") { id } }`)).data, { workspace: null })
+
+  const rest = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board` })).json()
+  const todo = rest.pipelines.find((p: any) => p.id === P.todo).issues.map((i: any) => i.issue_number)
+  const page = await gql(app, 'alice', `query($p: ID!, $r: [ID!]) { searchIssuesByPipeline(pipelineId: $p, filters: { repositoryIds: $r }) {
+    totalCount nodes { number repository { ghId } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { id name } } } } }`,
+  { p: encodeId('Pipeline', P.todo), r: [repoId] })
+  t.notOk(page.errors)
+  t.same(page.data.searchIssuesByPipeline.nodes.map((n: any) => n.number), todo, 'the REST board\'s order')
+  t.equal(page.data.searchIssuesByPipeline.nodes[0].pipelineIssue.pipeline.name, 'To Do')
+  const hex = await gql(app, 'alice', `{ searchIssuesByPipeline(pipelineId: "${P.todo}", filters: {}) { totalCount } }`)
+  t.ok(hex.data.searchIssuesByPipeline.totalCount >= todo.length, 'the REST pipeline id as it is')
+})
+
+t.test('issueByInfo against its REST twin; NOT_FOUND for a missing issue and for a repository the user cannot read', async (t) => {
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 5 } })
+  const rest = (await app.as('alice', { url: `/p1/repositories/${REPO}/issues/2` })).json()
+  const res = await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 2) { id number title state estimate { value }
+    htmlUrl repository { ghId } pipelineIssues { nodes { pipeline { name } workspace { id } } } labels { nodes { name } } assignees { nodes { login } } } }`)
+  t.notOk(res.errors)
+  const issue = res.data.issueByInfo
+  t.equal(issue.estimate.value, rest.estimate.value)
+  t.equal(issue.state, 'OPEN')
+  t.same(issue.pipelineIssues.nodes.map((n: any) => n.pipeline.name), rest.pipelines.map((p: any) => p.name))
+  const byNode = await gql(app, 'alice', `{ node(id: "${issue.id}") { __typename ... on Issue { number } } }`)
+  t.same(byNode.data.node, { __typename: 'Issue', number: 2 })
+  const missing = await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 999) { id } }`)
+  t.equal(missing.data, null)
+  t.equal(missing.errors![0].extensions.code, 'NOT_FOUND')
+  const hidden = await gql(app, 'bob', `{ issueByInfo(repositoryGhId: ${PRIVATE_REPO}, issueNumber: 1) { id } }`)
+  t.equal(hidden.errors![0].extensions.code, 'NOT_FOUND')
+  t.same((await gql(app, 'bob', `{ node(id: "${encodeId('Repository', PRIVATE_REPO)}") { id } }`)).data, { node: null })
+  const repos = await gql(app, 'bob', `{ repositoriesByGhId(ghIds: [${REPO}, ${PRIVATE_REPO}]) { ghId workspacesConnection { nodes { id } } } }`)
+  t.same(repos.data.repositoriesByGhId, [{ ghId: REPO, workspacesConnection: { nodes: [{ id: WS_OLD }, { id: WS_NEW }] } }])
+})
+
+t.test('viewer: searchWorkspaces and zenhubOrganizations', async (t) => {
+  const res = await gql(app, 'carol', '{ viewer { searchWorkspaces(query: "road") { nodes { id name } } zenhubOrganizations { nodes { id workspaces { totalCount } } } } }')
+  t.same(res.data.viewer.searchWorkspaces.nodes, [{ id: WS_NEW, name: 'Roadmap' }])
+  t.equal(res.data.viewer.zenhubOrganizations.nodes[0].workspaces.totalCount, 2)
+})
+
+t.test('pagination over a board that changes between pages', async (t) => {
+  const q = `query($after: String) { searchIssuesByPipeline(pipelineId: "${encodeId('Pipeline', P.todo)}", filters: {}, first: 2, after: $after) {
+    pageInfo { hasNextPage endCursor } nodes { number repository { ghId } } } }`
+  const first = (await gql(app, 'alice', q)).data.searchIssuesByPipeline
+  t.equal(first.nodes.length, 2)
+  // An issue moves from the head of the pipeline away, and another to its top: the next page goes on after the cursor.
+  const seen = first.nodes.map((n: any) => `${n.repository.ghId}#${n.number}`)
+  await app.as('alice', { method: 'POST', url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/issues/${first.nodes[0].number}/moves`, payload: { pipeline_id: P.doing, position: 'top' } })
+  const second = (await gql(app, 'alice', q, { after: first.pageInfo.endCursor })).data.searchIssuesByPipeline
+  const next = second.nodes.map((n: any) => `${n.repository.ghId}#${n.number}`)
+  t.equal(next.length, 2)
+  t.notOk(next.some((k: string) => seen.includes(k)), 'no issue twice')
+  const bad = await gql(app, 'alice', `{ searchIssuesByPipeline(pipelineId: "${encodeId('Pipeline', P.todo)}", filters: {}, after: "junk") { totalCount } }`)
+  t.equal(bad.errors![0].extensions.code, 'BAD_USER_INPUT')
+  const tooMany = await gql(app, 'alice', `{ searchIssuesByPipeline(pipelineId: "${encodeId('Pipeline', P.todo)}", filters: {}, first: 101) { totalCount } }`)
+  t.equal(tooMany.errors![0].extensions.code, 'BAD_USER_INPUT')
+})
+
+export { buildSchema, graphqlSync, WS_NEW }
+
+t.test('a page of 100 issues with their fields costs a fixed number of statements', { skip: process.env.TEST_DATABASE_URL !== undefined && 'counted on SQLite' }, async (t) => {
+  const { default: Database } = await import('better-sqlite3')
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (sql) => executed.push(String(sql)) })
+  const counted = await build(t, { database: db })
+  t.teardown(() => db.close())
+  const q = `{ searchIssuesByPipeline(pipelineId: "${P.todo}", filters: {}, first: 100) { totalCount nodes { id number title htmlUrl estimate { value }
+    repository { ghId name } labels { nodes { name } } assignees { nodes { login } } milestone { title } closedAt parentIssue { number }
+    blockingIssues { nodes { number } } blockedIssues { nodes { number } } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { name } workspace { id } }
+    pipelineIssues { nodes { pipeline { id } } } } } }`
+  const count = async () => {
+    await gql(counted, 'alice', '{ viewer { id } }')
+    executed.length = 0
+    const res = await gql(counted, 'alice', q)
+    t.notOk(res.errors)
+    return { statements: executed.length, issues: res.data.searchIssuesByPipeline.nodes.length }
+  }
+  const small = await count()
+  for (let n = 100; n < 160; n++) {
+    await counted.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `n${n}` } })
+  }
+  const large = await count()
+  t.ok(large.issues > small.issues * 5, `${small.issues} then ${large.issues} issues`)
+  t.equal(large.statements, small.statements, `${large.statements} statements either way`)
+})
