@@ -108,6 +108,9 @@ export function createGraphReads (db: Executor) {
     db.selectFrom('issues as i')
       .where('i.state', '=', 'closed').where((eb) => filtered(eb as unknown as IssueEb, f))
       .where('i.repo_id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId))
+  const inSprint = (sprintId: string, f: IssueFilter) =>
+    db.selectFrom('issues as i').where((eb) => filtered(eb as unknown as IssueEb, f))
+      .where('i.id', 'in', (eb) => eb.selectFrom('sprint_issues').select('issue_id').where('sprint_id', '=', sprintId))
   const closedAt = sql<string>`coalesce((SELECT max(st.at) FROM issue_states st WHERE st.issue_id = i.id AND st.state = 'closed'), i.created_at)`
 
   return {
@@ -135,6 +138,16 @@ export function createGraphReads (db: Executor) {
       const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: String(r.k), id: Number(r.id) } }))
       return { rows: page.fromEnd ? kept.reverse() : kept, hasMore }
     },
+    /** Issues of a sprint, by id. */
+    async sprintPage (sprintId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {
+      let q = inSprint(sprintId, f).select(ISSUE_COLUMNS)
+      if (page.after !== undefined) q = q.where('i.id', '>', page.after.id)
+      if (page.before !== undefined) q = q.where('i.id', '<', page.before.id)
+      const rows = await q.orderBy('i.id', page.fromEnd ? 'desc' : 'asc').limit(page.limit + 1).execute()
+      const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: 0, id: Number(r.id) } }))
+      return { rows: page.fromEnd ? kept.reverse() : kept, hasMore: rows.length > page.limit }
+    },
+    sprintCounts: async (sprintId: string, f: IssueFilter) => await counts(() => inSprint(sprintId, f) as unknown as ReturnType<typeof openInPipeline>),
     closedCounts: async (workspaceId: string, f: IssueFilter) => await counts(() => closedIn(workspaceId, f) as unknown as ReturnType<typeof openInPipeline>),
 
     async issuesByIds (ids: readonly number[]): Promise<IssueNode[]> {

@@ -155,3 +155,52 @@ t.test('a page of 100 issues with their fields costs a fixed number of statement
   t.ok(large.issues > small.issues * 5, `${small.issues} then ${large.issues} issues`)
   t.equal(large.statements, small.statements, `${large.statements} statements either way`)
 })
+
+t.test('mutations: moveIssue and setEstimate do what their REST twins do; a read token and a read user are refused', async (t) => {
+  const issue = (await gql(app, 'bob', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 4) { id } }`)).data.issueByInfo.id
+  const moved = await gql(app, 'bob', `mutation($i: MoveIssueInput!) { moveIssue(input: $i) { clientMutationId issue { number pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { name } } } pipeline { name } } }`,
+    { i: { issueId: issue, pipelineId: encodeId('Pipeline', P.doing), position: 0, clientMutationId: 'm1' } })
+  t.notOk(moved.errors)
+  t.same(moved.data.moveIssue, { clientMutationId: 'm1', issue: { number: 4, pipelineIssue: { pipeline: { name: 'Doing' } } }, pipeline: { name: 'Doing' } })
+  const board = (await app.as('bob', { url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board` })).json()
+  t.equal(board.pipelines.find((p: any) => p.id === P.doing).issues[0].issue_number, 4, 'REST sees the move at the top')
+
+  const est = await gql(app, 'bob', `mutation { setEstimate(input: { issueId: "${issue}", value: 8 }) { issue { estimate { value } } } }`)
+  t.same(est.data.setEstimate.issue.estimate, { value: 8 })
+  t.same((await app.as('bob', { url: `/p1/repositories/${REPO}/issues/4` })).json().estimate, { value: 8 })
+  const cleared = await gql(app, 'bob', `mutation { setEstimate(input: { issueId: "${issue}", value: null }) { issue { estimate { value } } } }`)
+  t.equal(cleared.data.setEstimate.issue.estimate, null)
+
+  const carol = await gql(app, 'carol', `mutation { setEstimate(input: { issueId: "${issue}", value: 2 }) { issue { id } } }`)
+  t.equal(carol.errors![0].extensions.code, 'FORBIDDEN', 'read permission only')
+  const dave = await gql(app, 'dave', `mutation { setEstimate(input: { issueId: "${issue}", value: 2 }) { issue { id } } }`)
+  t.equal(dave.errors![0].extensions.code, 'NOT_FOUND', 'no access at all')
+  const made = await app.as('bob', { method: 'POST', url: '/account/tokens', payload: { name: 'reader', scope: 'read' } })
+  const readToken = made.json().token as string
+  const read = await app.inject({ method: 'POST', url: '/public/graphql', headers: { authorization: `Bearer ${readToken}` }, payload: { query: `mutation { setEstimate(input: { issueId: "${issue}", value: 2 }) { issue { id } } }` } })
+  t.equal(read.statusCode, 200)
+  t.equal(read.json().errors[0].extensions.code, 'FORBIDDEN', 'a read token')
+  const readQuery = await app.inject({ method: 'POST', url: '/public/graphql', headers: { authorization: `Bearer ${readToken}` }, payload: { query: '{ viewer { name } }' } })
+  t.same(readQuery.json(), { data: { viewer: { name: 'bob' } } }, 'a read token reads')
+  t.equal((await app.as('bob', { url: `/p1/repositories/${REPO}/issues/4` })).json().estimate, undefined, 'nothing changed')
+
+  const many = await gql(app, 'alice', 'mutation($ids: [ID!]!) { setMultipleEstimates(input: { issueIds: $ids, value: 3 }) { issues { number estimate { value } } } }',
+    { ids: [issue, (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 5) { id } }`)).data.issueByInfo.id] })
+  t.same(many.data.setMultipleEstimates.issues, [{ number: 4, estimate: { value: 3 } }, { number: 5, estimate: { value: 3 } }])
+})
+
+t.test('mutations: createIssueDependency and deleteIssueDependency against GET /p1/repositories/:id/dependencies', async (t) => {
+  const info = (n: number) => `{ repositoryGhId: ${REPO}, issueNumber: ${n} }`
+  const made = await gql(app, 'bob', `mutation { createIssueDependency(input: { blockingIssue: ${info(1)}, blockedIssue: ${info(3)} }) { issueDependency { id blockingIssue { number } blockedIssue { number blockingIssues { nodes { number } } } } } }`)
+  t.notOk(made.errors)
+  t.same(made.data.createIssueDependency.issueDependency.blockedIssue, { number: 3, blockingIssues: { nodes: [{ number: 1 }] } })
+  const rest = (await app.as('bob', { url: `/p1/repositories/${REPO}/dependencies` })).json()
+  t.ok(rest.dependencies.some((d: any) => d.blocking.issue_number === 1 && d.blocked.issue_number === 3))
+  const again = await gql(app, 'bob', `mutation { createIssueDependency(input: { blockingIssue: ${info(1)}, blockedIssue: ${info(3)} }) { issueDependency { id } } }`)
+  t.notOk(again.errors, 'as REST: making it again is no error')
+  const once = (await app.as('bob', { url: `/p1/repositories/${REPO}/dependencies` })).json().dependencies
+  t.equal(once.filter((d: any) => d.blocking.issue_number === 1 && d.blocked.issue_number === 3).length, 1, 'and it is there once')
+  const gone = await gql(app, 'bob', `mutation { deleteIssueDependency(input: { blockingIssue: ${info(1)}, blockedIssue: ${info(3)}, clientMutationId: "d" }) { clientMutationId } }`)
+  t.same(gone.data, { deleteIssueDependency: { clientMutationId: 'd' } })
+  t.notOk((await app.as('bob', { url: `/p1/repositories/${REPO}/dependencies` })).json().dependencies.some((d: any) => d.blocking.issue_number === 1 && d.blocked.issue_number === 3))
+})

@@ -10,6 +10,7 @@ import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { aliasLimit, complexityLimit, MAX_DEPTH } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
+import { mutationResolvers } from './resolvers/writes.js'
 
 /** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
 async function schemaText (): Promise<string> {
@@ -30,12 +31,12 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
  * and rate limit of the REST API. Resolvers read through db/graph-reads.ts and write through the
  * same operations as the REST handlers.
  */
-async function graphql (fastify: FastifyInstance) {
+async function graphql (fastify: FastifyInstance, opts: { now?: () => number }) {
   const reads = createGraphReads(fastify.planningStore.db)
-  const clock = Date.now
+  const clock = opts.now ?? Date.now
   await fastify.register(mercurius, {
     schema: await schemaText(),
-    resolvers: { Query: queryResolvers, ...typeResolvers } as never,
+    resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...typeResolvers } as never,
     loaders: loaders as never,
     routes: false,
     graphiql: false,

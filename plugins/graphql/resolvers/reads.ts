@@ -107,6 +107,8 @@ async function visibleWorkspaces (ctx: Ctx, query?: string | null) {
 }
 
 async function sprintsOf (ctx: Ctx, workspaceId: string) {
+  // As the REST reads do: sprint boundaries passed by now are settled first.
+  await ctx.store.sprints.settle(workspaceId, ctx.now())
   return (await ctx.store.sprints.list(workspaceId, (r) => ctx.readable.has(r), ctx.now())).map(sprintObject)
 }
 
@@ -276,7 +278,14 @@ export const typeResolvers = {
     updatedAt: (s: SprintObject) => iso(s.starts_at),
     totalPoints: (s: SprintObject) => s.points_total,
     completedPoints: (s: SprintObject) => s.points_closed,
-    closedIssuesCount: (s: SprintObject) => s.issues_closed
+    closedIssuesCount: (s: SprintObject) => s.issues_closed,
+    issues: async (s: SprintObject, args: PageArgs, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([s.workspace_id])).map((r) => r.repo_id)
+      const f = filterOf(ctx, repoIds, undefined)
+      const page = pageOf(args, issueKeyOf)
+      const [rows, counts] = await Promise.all([ctx.reads.sprintPage(s.id, f, page), ctx.reads.sprintCounts(s.id, f)])
+      return issueConnection(rows.rows, page, rows.hasMore, counts)
+    }
   },
   Milestone: {
     state: (m: { state: string }) => m.state === 'closed' ? 'CLOSED' : 'OPEN',

@@ -1,0 +1,96 @@
+import { Invalid, NotFound } from '../../../db/errors.js'
+import type { IssueNode } from '../../../db/graph-reads.js'
+import type { Repository } from '../../../db/repositories.js'
+import type { GraphContext } from '../context.js'
+import { encodeId, numberKey, pipelineKey } from '../ids.js'
+import { issueObject, pipelineObject } from './objects.js'
+
+type Ctx = GraphContext
+interface Input { clientMutationId?: string | null }
+interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
+
+/** A write's first step: the credential may write at all (not a read token), else FORBIDDEN. */
+function mayWrite (ctx: Ctx): void {
+  const refusal = ctx.auth.changeRefusal(ctx.request)
+  if (refusal !== undefined) throw refusal
+}
+
+/** The issue behind an id, with write access to its repository (NOT_FOUND without read access, FORBIDDEN without write). */
+async function writableIssue (ctx: Ctx, id: string): Promise<{ issue: IssueNode, repo: Repository }> {
+  const [issue] = await ctx.reads.issuesByIds([numberKey(id, 'Issue')])
+  if (issue === undefined || !ctx.readable.has(issue.repo_id)) throw new NotFound(`issue ${id} not found`)
+  return { issue, repo: await ctx.auth.requireAccess(ctx.request, issue.repo_id, 'write') }
+}
+
+async function reread (ctx: Ctx, id: number) {
+  const [row] = await ctx.reads.issuesByIds([id])
+  if (row === undefined) throw new NotFound(`issue ${id} not found`)
+  return issueObject(row)
+}
+
+const repoOf = (info: IssueInfo): number => {
+  const id = info.repositoryGhId ?? (info.repositoryId == null ? undefined : numberKey(info.repositoryId, 'Repository'))
+  if (id === undefined) throw new Invalid('give repositoryGhId or repositoryId')
+  return id
+}
+
+/** Both ends of a dependency as the REST API names them, with write access to both repositories. */
+async function dependencyOf (ctx: Ctx, input: { blockingIssue: IssueInfo, blockedIssue: IssueInfo }) {
+  const blocking = { repo_id: repoOf(input.blockingIssue), issue_number: input.blockingIssue.issueNumber }
+  const blocked = { repo_id: repoOf(input.blockedIssue), issue_number: input.blockedIssue.issueNumber }
+  await ctx.auth.requireAccess(ctx.request, blocking.repo_id, 'write')
+  await ctx.auth.requireAccess(ctx.request, blocked.repo_id, 'write')
+  return { blocking, blocked }
+}
+
+async function dependencyPayload (ctx: Ctx, dependency: Awaited<ReturnType<typeof dependencyOf>>, input: Input) {
+  const blocking = await ctx.reads.issueByNumber(dependency.blocking.repo_id, dependency.blocking.issue_number)
+  const blocked = await ctx.reads.issueByNumber(dependency.blocked.repo_id, dependency.blocked.issue_number)
+  if (blocking === undefined || blocked === undefined) throw new NotFound('issue not found')
+  return {
+    clientMutationId: input.clientMutationId ?? null,
+    issueDependency: { id: encodeId('IssueDependency', `${blocking.id}:${blocked.id}`), blockingIssue: issueObject(blocking), blockedIssue: issueObject(blocked) }
+  }
+}
+
+/** Mutations: each the domain operation of its REST twin, after the same permission checks. */
+export const mutationResolvers = {
+  async moveIssue (_: unknown, { input }: { input: Input & { issueId: string, pipelineId: string, position?: number | null } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const { issue, repo } = await writableIssue(ctx, input.issueId)
+    const [pipeline] = await ctx.reads.pipelinesByIds([pipelineKey(input.pipelineId)])
+    if (pipeline === undefined) throw new NotFound(`pipeline ${input.pipelineId} not found`)
+    const position = input.position ?? 0
+    if (position < 0) throw new Invalid('position must be 0 or more')
+    await ctx.store.boards.move(ctx.user, pipeline.workspace_id, repo, issue.number, pipeline.id, position)
+    return { clientMutationId: input.clientMutationId ?? null, issue: await reread(ctx, issue.id), pipeline: pipelineObject(pipeline) }
+  },
+  async setEstimate (_: unknown, { input }: { input: Input & { issueId: string, value?: number | null } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const { issue, repo } = await writableIssue(ctx, input.issueId)
+    await ctx.store.issues.setEstimate(ctx.user, repo, issue.number, input.value ?? null)
+    return { clientMutationId: input.clientMutationId ?? null, issue: await reread(ctx, issue.id) }
+  },
+  async setMultipleEstimates (_: unknown, { input }: { input: Input & { issueIds: string[], value?: number | null } }, ctx: Ctx) {
+    mayWrite(ctx)
+    if (input.issueIds.length > 100) throw new Invalid('issueIds must not list more than 100 issues')
+    const targets = []
+    for (const id of input.issueIds) targets.push(await writableIssue(ctx, id))
+    for (const { issue, repo } of targets) await ctx.store.issues.setEstimate(ctx.user, repo, issue.number, input.value ?? null)
+    const rows = new Map((await ctx.reads.issuesByIds(targets.map((t) => t.issue.id))).map((r) => [r.id, r]))
+    return { clientMutationId: input.clientMutationId ?? null, issues: targets.map((t) => issueObject(rows.get(t.issue.id)!)) }
+  },
+  async createIssueDependency (_: unknown, { input }: { input: Input & { blockingIssue: IssueInfo, blockedIssue: IssueInfo } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const dependency = await dependencyOf(ctx, input)
+    await ctx.store.dependencies.create(dependency, (r) => ctx.readable.has(r), ctx.user)
+    return await dependencyPayload(ctx, dependency, input)
+  },
+  async deleteIssueDependency (_: unknown, { input }: { input: Input & { blockingIssue: IssueInfo, blockedIssue: IssueInfo } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const dependency = await dependencyOf(ctx, input)
+    const payload = await dependencyPayload(ctx, dependency, input)
+    await ctx.store.dependencies.remove(dependency, ctx.user)
+    return payload
+  }
+}
