@@ -15,6 +15,7 @@ import { schemaMigration } from './schema.js'
 import { sprintsMigration } from './sprints.js'
 import { signInMigration } from './sign-in.js'
 import { hostSignInMigration } from './host-sign-in.js'
+import { upgradeLinksMigration } from './upgrade-links.js'
 import { accountsMigration } from './accounts.js'
 
 import type { Engine } from '../engine.js'
@@ -40,7 +41,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '017-issue-activity': issueActivityMigration(engine),
     '018-pull-requests': pullRequestsMigration(),
     '019-change-watch': changeWatchMigration(engine),
-    '020-accounts': accountsMigration(engine)
+    '020-accounts': accountsMigration(engine),
+    '021-upgrade-links': upgradeLinksMigration()
   }
 }
 
