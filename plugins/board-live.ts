@@ -43,6 +43,8 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
   const maxStreams = opts.maxStreams ?? 1000
   const maxPerUser = opts.maxPerUser ?? 10
   const streams = new Set<Stream>()
+  /** streams past the limits whose first look is under way */
+  const starting = new Set<{ userId: number }>()
   const prefix = fastify.prefix
   let timer: ReturnType<typeof setInterval> | undefined
   let version: number | undefined
@@ -147,17 +149,26 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
   }, async (request, reply) => {
     const user = request.planningUser!
     const auth = credentialOf(fastify, request)
-    const seen = await fingerprint(fastify, prefix, request.params.workspace_id, auth)
+    // The limits first, counting streams still being opened: a refused stream costs no board read.
+    const opening = [...streams, ...starting]
+    if (opening.length >= maxStreams) throw httpErrors.serviceUnavailable(`this server holds its limit of ${maxStreams} live streams; the page polls instead`)
+    if (opening.filter((s) => s.userId === user.id).length >= maxPerUser) {
+      throw httpErrors.tooManyRequests(`at most ${maxPerUser} live streams per user are open at once; close a board page`)
+    }
+    const place = { userId: user.id }
+    starting.add(place)
+    let seen: Look
+    try {
+      seen = await fingerprint(fastify, prefix, request.params.workspace_id, auth)
+    } finally {
+      starting.delete(place)
+    }
     if (typeof seen !== 'string') {
       // A refusal of the page's own reads is the stream's: 401, 404, or 503 with Retry-After while the store is away.
       if (seen.status >= 500 || seen.status === 401) {
         return await reply.code(seen.status).headers(seen.retryAfter === undefined ? {} : { 'retry-after': seen.retryAfter }).send(seen.body)
       }
       throw httpErrors.notFound(`workspace ${request.params.workspace_id} not found`)
-    }
-    if (streams.size >= maxStreams) throw httpErrors.serviceUnavailable(`this server holds its limit of ${maxStreams} live streams; the page polls instead`)
-    if ([...streams].filter((s) => s.userId === user.id).length >= maxPerUser) {
-      throw httpErrors.tooManyRequests(`at most ${maxPerUser} live streams per user are open at once; close a board page`)
     }
     const stream: Stream = { workspace: request.params.workspace_id, userId: user.id, auth, raw: reply.raw, seen, busy: false, again: false }
     reply.hijack()

@@ -47,7 +47,9 @@ t.test('a change anywhere on the workspace\'s board reaches its open streams, on
 })
 
 t.test('who may open a stream, and how many', async (t) => {
-  const app = await build(t)
+  // A spy on every request the app answers, the stream's own reads of the board included.
+  const boardReads: string[] = []
+  const app = await build(t, { beforeReady: (app) => app.addHook('onRequest', async (request) => { boardReads.push(request.url) }) })
   const base = await listen(app)
   const refused = async (path: string, headers: Record<string, string> = {}) => {
     const live = await open(base, path, headers)
@@ -62,7 +64,9 @@ t.test('who may open a stream, and how many', async (t) => {
   const open10 = await Promise.all(Array.from({ length: 10 }, async () => await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.bob })))
   t.teardown(() => { for (const live of open10) live.close() })
   t.same(open10.map((l) => l.res.statusCode), Array(10).fill(200))
+  boardReads.length = 0
   t.match(await refused(`/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.bob }), { status: 429, message: /at most 10 live streams per user/ })
+  t.same(boardReads.filter((url) => !url.endsWith('/live')), [], 'a refused stream reads no board')
   // Another user is not held back by bob's streams.
   const carol = await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.carol })
   t.equal(carol.res.statusCode, 200)

@@ -94,8 +94,8 @@ export async function firstPostgresInstance (t: Test, url: string, extra: BuildO
  * is in memory, or, when TEST_DATABASE_URL names a PostgreSQL server, a schema of its own there
  * (tests that give a database of their own keep it).
  */
-export async function build (t: Test, options: BuildOptions & { fixture?: unknown } = {}): Promise<App> {
-  const { fixture, ...rest } = options
+export async function build (t: Test, options: BuildOptions & { fixture?: unknown, beforeReady?: (app: App) => void } = {}): Promise<App> {
+  const { fixture, beforeReady, ...rest } = options
   let drop = async (): Promise<void> => {}
   if (TEST_DATABASE_URL !== undefined && rest.database === undefined && rest.databaseUrl === undefined) {
     const created = await testSchema(TEST_DATABASE_URL)
@@ -104,6 +104,7 @@ export async function build (t: Test, options: BuildOptions & { fixture?: unknow
   }
   const defaults = { adminToken: ADMIN_TOKEN, rateLimit: { max: 10_000, timeWindow: 60_000 }, documentation: false, secretKey: SECRET_KEY }
   const app = await buildApp({ ...defaults, ...rest }) as App
+  beforeReady?.(app)
   await app.ready()
   t.teardown(async () => {
     await app.close()
