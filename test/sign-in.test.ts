@@ -1,8 +1,9 @@
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
+import WebSocket from 'ws'
 import { buildApp } from '../app.js'
-import { ADMIN_TOKEN, build, buildWithSql, P, REPO, testFixture, type App } from './helper.js'
+import { ADMIN_TOKEN, build, buildWithSql, P, REPO, testFixture, TOKENS, type App } from './helper.js'
 import { postgresAnswers, testSchema } from './pg.js'
 import { Browser, CLIENT, PUBLIC_URL, startProvider } from './oidc-provider.js'
 
@@ -39,6 +40,33 @@ const sessionCookie = (answer: LightMyRequestResponse): string => {
   if (cookie === undefined) throw new Error(`no session cookie (${answer.statusCode}: ${answer.body.slice(0, 200)})`)
   return `planning_session=${cookie.value}`
 }
+
+/** How the chat's live feed answers an upgrade: its first frame's type, or the HTTP status that refused it. */
+async function liveFeed (address: string, headers: Record<string, string>, query = ''): Promise<string> {
+  const socket = new WebSocket(`${address.replace('http', 'ws')}/api/v1/ws${query}`, { headers })
+  try {
+    return await new Promise((resolve, reject) => {
+      socket.once('message', (raw) => resolve(String(JSON.parse(String(raw)).type)))
+      socket.once('unexpected-response', (_request, response) => resolve(`HTTP ${String(response.statusCode)}`))
+      socket.once('error', reject)
+    })
+  } finally {
+    socket.terminate()
+  }
+}
+
+t.test('the chat live feed: a session cookie alone opens it only from this server\'s pages; a token from anywhere', async (t) => {
+  const a = await app(t)
+  const cookie = sessionCookie((await signIn(a, 'alice')).answer)
+  const address = await a.listen({ host: '127.0.0.1', port: 0 })
+  t.equal(await liveFeed(address, { cookie, origin: 'https://evil.example' }), 'HTTP 403', 'a foreign Origin is refused before the upgrade')
+  t.equal(await liveFeed(address, { cookie }), 'HTTP 403', 'no Origin at all is refused too, as for writes')
+  t.equal(await liveFeed(address, { cookie, origin: PUBLIC_URL }), 'welcome')
+  t.equal(await liveFeed(address, { origin: 'https://evil.example' }, `?access_token=${TOKENS.carol}`), 'welcome', 'a token is no ambient credential')
+  t.equal(await liveFeed(address, { cookie, origin: 'https://evil.example', 'x-authentication-token': TOKENS.carol }), 'welcome')
+  const refused = await a.inject({ url: '/api/v1/ws', headers: { cookie, origin: 'https://evil.example' } })
+  t.match(refused.json(), { statusCode: 403, message: `a live feed opened with a session cookie must come from this server's pages (Origin ${new URL(PUBLIC_URL).origin})` })
+})
 
 t.test('providers are listed for the board page', async (t) => {
   const a = await app(t)

@@ -91,7 +91,8 @@ const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify,
   }
 
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.routeOptions.config.selfAuthenticated === true) done()
+    // The live feed refuses a cookie-only upgrade from another site before it opens (cross-site WebSocket hijacking).
+    if (request.routeOptions.config.selfAuthenticated === true) done(fastify.planningAuth.cookieOnlyRefusal(request, 'a live feed opened'))
     else fastify.planningAuth.requireUser(request, reply, done)
   })
   fastify.addHook('onClose', async () => hub.closeAll(1001, 'server shutting down'))

@@ -69,6 +69,11 @@ export interface PlanningAuth {
   /** Why this request's credential may not change anything (read scope, a session from elsewhere), whatever its method; else undefined. */
   changeRefusal: (request: FastifyRequest) => Error | undefined
   /**
+   * The 403 for a request that would act with a session cookie alone (no token) without this
+   * server's Origin, as writes are refused; `what` names the act. Else undefined. Needs no query.
+   */
+  cookieOnlyRefusal: (request: FastifyRequest, what: string) => Error | undefined
+  /**
    * The repository if the request's user has `level` on it. No read access answers 404 exactly
    * as for a repository that does not exist; read access without the level needed answers 403.
    */
@@ -300,6 +305,10 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
     sessionLifetimes: lifetimes,
     user,
     userNow,
+    cookieOnlyRefusal (request, what) {
+      if (tokenOf(request) !== undefined || sessionOf(request) === undefined || request.headers.origin === originOf(request)) return undefined
+      return new Forbidden(`${what} with a session cookie must come from this server's pages (Origin ${originOf(request)})`)
+    },
     requireUser (request, _reply, done) {
       const now = userNow(request)
       if (now === undefined) {
