@@ -2,19 +2,22 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { once } from 'node:events'
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
-import { buildApp } from '../app.js'
+import type { Test } from 'tap'
+import { buildApp, type BuildOptions } from '../app.js'
 import { ADMIN_TOKEN, REPO, TOKENS, build, testFixture } from './helper.js'
 import { ranOnce } from './once.js'
-import { postgresAnswers, testSchema } from './pg.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
 import { OwnRedis, noRedisServer } from './redis-server.js'
 
 // Redis going away under running instances: a Redis of the test's own, stopped and started again.
 const redisSkip = ranOnce !== false ? ranOnce : noRedisServer
 if (redisSkip !== false) t.comment(`skipping the Redis outage tests: ${redisSkip}`)
-const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 
 interface Logged { level: number, msg: string }
 function logCapture (): { log: Logged[], logStream: Writable } {
@@ -65,51 +68,69 @@ t.test('Redis down: still ready ("degraded"), per-instance limits, one warning e
     'Redis is back: shared rate limits and chat fan-out resumed'
   ], 'and one when it is back')
   t.same(log.filter((l) => l.level >= 50), [], 'nothing logged as an error')
+  t.equal(log.filter((l) => l.msg === 'chat fan-out failed').length, 0, 'no warning per message while Redis is known to be down')
 })
 
 const redisCheck = async (app: FastifyInstance): Promise<string> => (await app.inject({ url: '/ready' })).json().checks.redis
 
-const pgSkip = redisSkip !== false ? redisSkip : await postgresAnswers(PG) ? false : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
+/** Options that put two instances on one database: the PostgreSQL the suite runs on (a schema of its own), else a SQLite file. */
+async function sharedDatabase (t: Test): Promise<BuildOptions> {
+  if (TEST_DATABASE_URL !== undefined) {
+    const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+    t.teardown(drop)
+    return { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 3 }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'redis-outage-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return { database: join(dir, 'planning.db') }
+}
 
-t.test('chat fan-out pauses while Redis is down and resumes when it is back', { skip: pgSkip }, async (t) => {
+t.test('chat during a Redis outage: open sockets end with every message, in order, once', { skip: redisSkip }, async (t) => {
   const redis = await OwnRedis.start(t)
-  const { schema, drop } = await testSchema(PG)
   const { log, logStream } = logCapture()
   const options = {
-    databaseUrl: PG, databaseSchema: schema, databasePoolMax: 3, redisUrl: redis.url, adminToken: ADMIN_TOKEN, documentation: false as const, logLevel: 'info', logStream
+    ...await sharedDatabase(t), redisUrl: redis.url, adminToken: ADMIN_TOKEN, documentation: false as const, rateLimit: false as const, logLevel: 'info', logStream
   }
   const a = await buildApp(options)
   await a.ready()
   const imported = await a.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: testFixture() })
   t.equal(imported.statusCode, 200)
   const b = await buildApp(options)
-  t.teardown(async () => {
-    await Promise.all([a.close(), b.close()])
-    await drop()
-  })
-  const address = await b.listen({ host: '127.0.0.1', port: 0 })
-  const socket = new WebSocket(`${address.replace('http', 'ws')}/api/v1/ws?access_token=${TOKENS.carol}`)
-  t.teardown(() => socket.terminate())
-  const texts: string[] = []
-  socket.on('message', (raw) => {
-    const frame = JSON.parse(String(raw)) as { type: string, data?: { text?: string } }
-    if (frame.type === 'message.created') texts.push(String(frame.data?.text))
-  })
-  await once(socket, 'open')
-  const send = async (app: FastifyInstance, message: string) =>
-    (await app.inject({ method: 'POST', url: '/api/v1/messages/send', headers: { 'x-authentication-token': TOKENS.dave }, payload: { message } })).statusCode
+  t.teardown(async () => await Promise.all([a.close(), b.close()]))
+  const feeds = await Promise.all([a, b].map(async (app) => {
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const socket = new WebSocket(`${address.replace('http', 'ws')}/api/v1/ws?access_token=${TOKENS.carol}`)
+    t.teardown(() => socket.terminate())
+    const got: Array<{ seq: number, text: string }> = []
+    socket.on('message', (raw) => {
+      const frame = JSON.parse(String(raw)) as { type: string, seq: number, data?: { text?: string } }
+      if (frame.type === 'message.created') got.push({ seq: frame.seq, text: String(frame.data?.text) })
+    })
+    await once(socket, 'open')
+    return got
+  }))
+  const sent: string[] = []
+  const send = async (app: FastifyInstance, message: string) => {
+    const res = await app.inject({ method: 'POST', url: '/api/v1/messages/send', headers: { 'x-authentication-token': TOKENS.dave }, payload: { message } })
+    t.equal(res.statusCode, 201)
+    sent.push(message)
+  }
+  const everyone = (feed: Array<{ text: string }>) => sent.every((text) => feed.some((m) => m.text === text))
 
-  t.equal(await send(a, 'before'), 201)
-  await until('"before" on B', () => texts.includes('before'))
+  await send(a, 'before')
+  await until('"before" on both', () => feeds.every(everyone))
   await redis.stop()
   await until('both instances to notice', async () => await redisCheck(a) === 'degraded' && await redisCheck(b) === 'degraded')
-  t.equal(await send(a, 'during'), 201, 'messages are still taken')
+  for (let i = 0; i < 6; i++) await send(i % 3 === 2 ? b : a, `during ${i}`)
   await redis.restart()
   await until('both instances to reconnect', async () => await redisCheck(a) === 'ok' && await redisCheck(b) === 'ok')
-  await sleep(200) // the subscriber resubscribes once connected
-  t.equal(await send(a, 'after'), 201)
-  await until('"after" on B', () => texts.includes('after'))
-  t.notOk(texts.includes('during'), 'what was sent meanwhile reaches B\'s sockets by `resume` only')
+  await until('every message on both sockets, without a resume', () => feeds.every(everyone))
+  await send(b, 'after')
+  await until('"after" on both', () => feeds.every(everyone))
+  for (const [name, feed] of [['A', feeds[0]], ['B', feeds[1]]] as const) {
+    t.same(feed.map((m) => m.text), sent, `the socket on ${name} has every message once, in the order sent`)
+    t.ok(feed.every((m, i) => i === 0 || m.seq > feed[i - 1].seq), `by growing seq on ${name}`)
+  }
   t.same(log.filter((l) => l.level >= 50), [], 'nothing logged as an error')
   t.equal(log.filter((l) => l.msg === 'chat fan-out failed').length, 0, 'no warning per message while Redis is known to be down')
 })

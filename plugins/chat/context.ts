@@ -29,10 +29,10 @@ const KEPT_EVENTS = 10_000
 
 type LiveOptions = Pick<ChatContext, 'keepaliveMs' | 'resumePage' | 'resumeLimit'>
 
-/** `fanOut` carries committed events to the other instances (Redis pub/sub), when there are any. */
+/** `fanOut` hands committed events to this instance's sockets and carries them to the other instances (Redis pub/sub), when there are any. */
 export function chatContext (
   repo: ChatRepository, users: UsersRepository, hub: ChatHub, limiter: SendLimiter, live: LiveOptions,
-  fanOut: (events: ChatEvent[]) => Promise<void> = async () => {}
+  fanOut: (events: ChatEvent[]) => Promise<void> = async (events) => hub.publish(events)
 ): ChatContext {
   const me = async (request: FastifyRequest): Promise<ChatMember> => (await repo.member(request.planningUser!.id))!
   const requireRole = async (request: FastifyRequest, role: ChatRole): Promise<ChatMember> => {
@@ -52,7 +52,6 @@ export function chatContext (
     limiter,
     ...live,
     async publish (events) {
-      hub.publish(events)
       await fanOut(events)
       if (events.some((e) => e.seq % 1000 === 0)) await repo.pruneEvents(KEPT_EVENTS)
     },

@@ -36,6 +36,9 @@ function frame (event: ChatEvent): string {
 /** Fans committed chat events out to the live WebSocket clients. */
 export class ChatHub {
   private readonly clients = new Set<Client>()
+  /** while a catch-up reads the store: what is published meanwhile, handed out after it */
+  private holding: ChatEvent[][] | null = null
+  private holds = 0
 
   get size (): number {
     return this.clients.size
@@ -43,6 +46,24 @@ export class ChatHub {
 
   get all (): Iterable<Client> {
     return this.clients
+  }
+
+  has (client: Client): boolean {
+    return this.clients.has(client)
+  }
+
+  /** Holds what is published until as many `release` calls (a catch-up from the store is under way). */
+  hold (): void {
+    this.holds++
+    this.holding ??= []
+  }
+
+  release (): void {
+    if (--this.holds > 0) return
+    this.holds = 0
+    const held = this.holding ?? []
+    this.holding = null
+    for (const events of held) this.publish(events)
   }
 
   /**
@@ -95,6 +116,10 @@ export class ChatHub {
 
   publish (events: ChatEvent[]): void {
     if (events.length === 0) return
+    if (this.holding !== null) {
+      this.holding.push(events)
+      return
+    }
     for (const client of this.clients) this.deliver(client, events)
   }
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type { ChatEvent } from '../../db/chat.js'
 import { isDatabaseUnavailable } from '../../db/engine.js'
 import commands from './commands.js'
+import { catchUp } from './catch-up.js'
 import { chatContext } from './context.js'
 import counters from './counters.js'
 import filters from './filters.js'
@@ -35,21 +36,47 @@ export interface ChatPluginOptions {
  * With Redis, committed chat events go to every instance: each publishes what it committed and
  * hands its clients what the others published (`seq` comes from the database, so a client can
  * resume on any instance). Without Redis, each instance's clients see its own events only.
+ * While Redis is away, this instance's sockets are brought up to date from the store instead;
+ * once it is back, every instance catches its sockets up from there (`catchUp`).
  */
-async function fanOut (fastify: FastifyInstance, hub: ChatHub): Promise<(events: ChatEvent[]) => Promise<void>> {
+async function fanOut (fastify: FastifyInstance, hub: ChatHub, catchUp: () => Promise<void>): Promise<(events: ChatEvent[]) => Promise<void>> {
   const redis = fastify.planningRedis
-  if (redis === null) return async () => {}
+  if (redis === null) return async (events) => hub.publish(events)
   const origin = randomUUID()
   const channel = `${redis.prefix}chat`
   redis.subscriber.on('message', (from: string, raw: string) => {
     if (from !== channel) return
-    const message = JSON.parse(raw) as { origin: string, events: ChatEvent[] }
-    if (message.origin !== origin) hub.publish(message.events)
+    const message = JSON.parse(raw) as { origin: string, events?: ChatEvent[], catch_up?: boolean }
+    if (message.origin === origin) return
+    if (message.catch_up === true) catchUp().catch(() => {}) // it logs its own failures
+    else hub.publish(message.events ?? [])
   })
   await redis.subscriber.subscribe(channel)
+  const failed = (err: Error): void => fastify.log.warn({ err: err.message }, 'chat catch-up after Redis came back failed')
+  // The subscriber back: live events are held from its first moment until the sockets have caught up.
+  let subscriberAway = false
+  redis.subscriber.on('close', () => { subscriberAway = true })
+  redis.subscriber.on('ready', () => {
+    if (!subscriberAway) return
+    subscriberAway = false
+    hub.hold()
+    redis.subscriber.subscribe(channel).then(catchUp, failed).finally(() => hub.release())
+  })
+  // The publisher back: the other instances catch up on what this one committed while it could not publish.
+  let clientAway = false
+  redis.client.on('close', () => { clientAway = true })
+  redis.client.on('ready', () => {
+    if (!clientAway) return
+    clientAway = false
+    redis.client.publish(channel, JSON.stringify({ origin, catch_up: true })).catch(failed)
+  })
   return async (events) => {
-    // While Redis is away (warned about once by its plugin), the other instances' clients catch up by `resume`.
-    if (!redis.available()) return
+    // While Redis is away (warned about once by its plugin), from the store: in order, with what others committed.
+    if (!redis.available()) {
+      await catchUp()
+      return
+    }
+    hub.publish(events)
     await redis.client.publish(channel, JSON.stringify({ origin, events })).catch((err: Error) => fastify.log.warn({ err: err.message }, 'chat fan-out failed'))
   }
 }
@@ -62,12 +89,13 @@ async function fanOut (fastify: FastifyInstance, hub: ChatHub): Promise<(events:
 const chatPlugin: FastifyPluginAsyncTypebox<ChatPluginOptions> = async (fastify, opts) => {
   const { chat: repo, users } = fastify.planningStore
   const hub = new ChatHub()
+  const resumePage = opts.resumePage ?? 500
   const limiter = new SendLimiter(opts.sendLimit?.max ?? 20, opts.sendLimit?.windowMs ?? 30_000)
   const chat = chatContext(repo, users, hub, limiter, {
     keepaliveMs: opts.keepaliveMs ?? 15_000,
-    resumePage: opts.resumePage ?? 500,
+    resumePage,
     resumeLimit: opts.resumeLimit ?? { max: 5, windowMs: 10_000 }
-  }, await fanOut(fastify, hub))
+  }, await fanOut(fastify, hub, catchUp(repo, hub, resumePage, fastify.log)))
 
   if (!fastify.hasDecorator('websocketServer')) {
     await fastify.register(websocket, {
