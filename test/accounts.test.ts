@@ -67,7 +67,7 @@ t.test('sign in with a password: session cookie, same 401 for a wrong password a
   t.match(users.find((u) => u.login === 'alice'), { administrator: false, last_sign_in_at: /^\d{4}-/ })
   t.match(users.find((u) => u.login === 'bob'), { last_sign_in_at: null })
 
-  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie } })).statusCode, 204)
+  t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie, ...origin } })).statusCode, 204)
   t.equal((await a.inject({ url: '/account', headers: { cookie } })).statusCode, 401, 'signed out on the server')
 
   const audit = (await a.admin({ url: '/admin/audit?limit=100' })).json().entries as Array<{ action: string, target: string, detail: Record<string, unknown> }>

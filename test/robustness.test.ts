@@ -37,6 +37,10 @@ t.test('no route answers 5xx to malformed input', async (t) => {
           else if (res.statusCode >= 400 && String(res.headers['content-type']).startsWith('text/html')) {
             // The browser's sign-in steps answer with a page that says what went wrong (docs/sign-in.md).
             if (!path.startsWith('/auth/') || res.body.length === 0) failures.push(`${method} ${url}: an HTML error outside the sign-in pages`)
+          } else if (res.statusCode >= 400 && path === '/mcp') {
+            // The MCP endpoint answers in JSON-RPC once a message reached it: the message is inside `error` (docs/mcp.md).
+            const body = res.json()
+            if (typeof body.message !== 'string' && typeof body.error?.message !== 'string') failures.push(`${method} ${url}: error without message`)
           } else if (res.statusCode >= 400 && typeof res.json().message !== 'string') failures.push(`${method} ${url}: error without message`)
         }
       }
