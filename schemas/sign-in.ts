@@ -9,6 +9,16 @@ export const Providers = Type.Object({
   token: Type.Boolean({ description: 'pasting an API token always works too' })
 })
 
+/** `GET /auth/session`: answered 200 whether or not the request is signed in. */
+export const SessionProbe = Type.Object({
+  signed_in: Type.Boolean(),
+  user: Type.Optional(Type.Object({ id: Type.Integer(), login: Type.String() })),
+  signed_in_with: Type.Optional(Type.Object({
+    kind: Type.Union([Type.Literal('token'), Type.Literal('legacy'), Type.Literal('session')]),
+    scope: Type.Union([Type.Literal('read'), Type.Literal('write')])
+  }))
+})
+
 export const LoginQuery = Type.Object({
   // Printable ASCII but the backslash: a redirect's Location header takes nothing else (a percent-encoded path is fine).
   return_to: Type.Optional(Type.String({ maxLength: 500, pattern: '^/(?![/\\\\])[!-\\[\\]-~]*$', description: 'a path on this server (printable ASCII; encode the rest as %XX)' }))

@@ -191,7 +191,12 @@ t.test('the store: a browser session signs in without a token, the providers\' b
   const sent: Array<[string, string, unknown]> = []
   const providers = { providers: [{ id: 'host:c1', name: 'Sign in with GitHub', login_url: '/base/auth/host/c1/login' }], token: true }
   const store = createStore({
-    client: fakeClient({ ...routes, '/account': { login: 'alice', signed_in_with: { kind: 'session' } }, '/auth/providers': providers }, sent),
+    client: fakeClient({
+      ...routes,
+      '/auth/session': { signed_in: true, user: { id: 1, login: 'alice' }, signed_in_with: { kind: 'session', scope: 'write' } },
+      '/account': { login: 'alice', signed_in_with: { kind: 'session' } },
+      '/auth/providers': providers
+    }, sent),
     session: memory(),
     local: memory(),
     location: { search: '?board=w/2&q=a b', pathname: '/board' },
@@ -213,18 +218,56 @@ t.test('the store: a browser session signs in without a token, the providers\' b
   t.equal(loginHref('/auth/oidc/login', `/board?q=${'x'.repeat(600)}`), '/auth/oidc/login?return_to=%2Fboard', 'too long an address comes back without its query')
 
   const none = createStore({
-    client: fakeClient({ '/account': new ApiError('no token', 401), '/auth/providers': { providers: [], token: true } }, sent),
+    client: fakeClient({ '/auth/session': { signed_in: false }, '/account': new ApiError('no token', 401), '/p2/workspaces': new ApiError('the API token is not valid', 401), '/auth/providers': { providers: [], token: true } }, sent),
     session: memory(),
     local: memory(),
     location: { search: '', pathname: '/' },
     replaceUrl: () => {}
   })
+  t.teardown(() => none.stop())
   const before = sent.length
   await none.start()
   t.same([none.state.phase, none.state.status.text], ['signed-out', ''], 'no session: the form, quietly')
   t.notMatch(renderToString(html`<${SignIn} store=${none} />`), '<a', 'no provider, no button')
   await none.signIn('token-that-fails')
   t.equal(sent.length, before, 'a refused token calls no /auth/logout')
+})
+
+t.test('the store: only a 401 ends a sign-in; an aborted read, a 503 or no answer keeps the token, says so and tries again', async (t) => {
+  const until = async (ok: () => boolean) => { for (let i = 0; i < 500 && !ok(); i++) await new Promise((resolve) => setTimeout(resolve, 10)) }
+  const base = fakeClient(routes)
+  const failures: Error[] = [new ApiError('the database is not answering', 503), new TypeError('Failed to fetch')]
+  const flaky: Client = { ...base, get: async <T>(path: string) => { const failure = path === '/p2/workspaces' ? failures.shift() : undefined; if (failure !== undefined) throw failure; return await base.get<T>(path) } }
+  const session = memory()
+  const store = createStore({ client: flaky, session, local: memory(), location: { search: '', pathname: '/board' }, replaceUrl: () => {}, retryMs: 20 })
+  t.teardown(() => store.stop())
+  await store.signIn('kept')
+  t.equal(store.state.phase, 'loading', 'not sent back to the sign-in form')
+  t.equal(session.getItem('planning-token'), 'kept', 'the token is kept for a reload')
+  t.match(store.state.status, { text: /^Could not reach the server \(the database is not answering\)\. Still signed in; trying again in 1 s\.$/, error: true }, 'says what happened')
+  await until(() => store.state.phase === 'ready')
+  t.equal(failures.length, 0, 'tried again after each failure')
+  t.same([store.state.phase, store.state.token, session.getItem('planning-token')], ['ready', 'kept', 'kept'])
+  t.same(store.state.choice, { workspace: 'w', repo: null })
+
+  // No answer at all: a timeout, then the same.
+  const silent: Client = { ...base, get: async <T>(path: string) => path === '/p2/workspaces' ? await new Promise<T>(() => {}) : await base.get<T>(path) }
+  const waiting = createStore({ client: silent, session: memory(), local: memory(), location: { search: '', pathname: '/board' }, replaceUrl: () => {}, retryMs: 20_000, signInTimeoutMs: 20 })
+  t.teardown(() => waiting.stop())
+  await waiting.signIn('slow')
+  t.match(waiting.state.status.text, /^Could not reach the server \(no answer in 20 ms\)\. Still signed in; trying again in 20 s\.$/)
+  t.equal(waiting.state.token, 'slow')
+  await waiting.signOut()
+  t.equal(waiting.state.phase, 'signed-out', 'signing out stops the retries')
+
+  // A 401 still ends it.
+  const refusing: Client = { ...base, get: async <T>(path: string) => { if (path === '/p2/workspaces') throw new ApiError('the API token is not valid', 401); return await base.get<T>(path) } }
+  const kept = memory()
+  kept.setItem('planning-token', 'revoked')
+  const refused = createStore({ client: refusing, session: kept, local: memory(), location: { search: '', pathname: '/board' }, replaceUrl: () => {}, retryMs: 20 })
+  t.teardown(() => refused.stop())
+  await refused.start()
+  t.same([refused.state.phase, kept.getItem('planning-token')], ['signed-out', null], 'a 401: signed out, the token forgotten')
 })
 
 t.test('components render roles and names, text escaped', async (t) => {

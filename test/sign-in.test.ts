@@ -102,6 +102,10 @@ t.test('the whole code flow: login, consent, callback, session, Origin on writes
   t.equal((await a.inject({ ...move, headers: { cookie } })).statusCode, 403, 'no Origin at all is refused too')
   t.equal((await a.inject({ ...move, headers: { cookie, origin: PUBLIC_URL } })).statusCode, 200)
 
+  const probe = await a.inject({ url: '/auth/session', headers: { cookie } })
+  t.same(probe.json(), { signed_in: true, user: { id: me.json().id, login: 'alice' }, signed_in_with: { kind: 'session', scope: 'write' } }, 'the session probe names the person')
+  t.equal(probe.headers['cache-control'], 'no-store')
+
   for (const origin of ['https://evil.example', undefined]) {
     const refused = await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie, ...(origin === undefined ? {} : { origin }) } })
     t.equal(refused.statusCode, 403, `logout from ${origin ?? 'no Origin'} is refused`)
@@ -114,11 +118,25 @@ t.test('the whole code flow: login, consent, callback, session, Origin on writes
   const after = await a.inject({ url: '/account', headers: { cookie } })
   t.equal(after.statusCode, 401)
   t.match(after.json().message, /session/)
+  const ended = await a.inject({ url: '/auth/session', headers: { cookie } })
+  t.equal(ended.statusCode, 200, 'the probe answers 200 after the session ended')
+  t.same(ended.json(), { signed_in: false })
 
   const actions = (await a.admin({ url: '/admin/audit' })).json().entries.map((e: { action: string }) => e.action)
   t.ok(actions.includes('sign_in.succeeded'))
   t.ok(actions.includes('session.ended'))
   t.notOk(JSON.stringify((await a.admin({ url: '/admin/audit?limit=500' })).json()).includes(cookie.split('=')[1]), 'no session id in the audit log')
+})
+
+t.test('the session probe answers 200 when nobody is signed in, and names a token\'s user', async (t) => {
+  const none = await build(t)
+  const anonymous = await none.inject({ url: '/auth/session' })
+  t.equal(anonymous.statusCode, 200)
+  t.same(anonymous.json(), { signed_in: false })
+  t.same((await none.inject({ url: '/auth/session', headers: { cookie: 'planning_session=nothing-like-it' } })).json(), { signed_in: false }, 'an unknown cookie: not signed in')
+  t.same((await none.inject({ url: '/auth/session', headers: { 'x-authentication-token': 'not-a-token' } })).json(), { signed_in: false }, 'a refused token: not signed in')
+  const alice = await none.as('alice', { url: '/auth/session' })
+  t.match(alice.json(), { signed_in: true, user: { login: 'alice' }, signed_in_with: { kind: 'legacy' } })
 })
 
 t.test('an expired session is refused', async (t) => {

@@ -77,11 +77,15 @@ export interface StoreOptions {
   replaceUrl: (url: string) => void
   /** the live stream; without it the page polls every POLL_MS */
   openLive?: OpenLive
+  /** the first wait before a sign-in's first read is tried again (doubled each time, at most 30 s); tests pass their own */
+  retryMs?: number
+  /** how long a sign-in's first read may take before it counts as failed */
+  signInTimeoutMs?: number
 }
 
 export type Store = ReturnType<typeof createStore>
 
-export function createStore ({ client, session, local, location, replaceUrl, openLive }: StoreOptions) {
+export function createStore ({ client, session, local, location, replaceUrl, openLive, retryMs = 1000, signInTimeoutMs = 15_000 }: StoreOptions) {
   const listeners = new Set<() => void>()
   const params = new URLSearchParams(location.search)
   const state: State = {
@@ -164,18 +168,26 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     return state.choice?.repo == null ? workspace.repositories : workspace.repositories.filter((id) => id === state.choice!.repo)
   }
 
-  /** On load: the token this tab kept, else the browser's session if it has one, else the sign-in form and its buttons. */
+  /**
+   * On load: the token this tab kept, else the browser's session if it has one (asked of
+   * `GET /auth/session`, which answers 200 signed in or not), else the sign-in form and its buttons.
+   */
   async function start () {
     providers().catch(() => {})
     if (state.token !== null) return await signIn(state.token)
     set({ phase: 'checking' })
+    let probe: { signed_in?: boolean }
     try {
-      await client.get('/account')
-    } catch {
-      if (state.phase === 'checking') set({ phase: 'signed-out' })
+      probe = await client.get<{ signed_in?: boolean }>('/auth/session')
+    } catch (err) {
+      if (state.phase !== 'checking') return
+      set({ phase: 'signed-out' })
+      say(`Could not ask the server whether you are signed in: ${(err as Error).message}`, true)
       return
     }
-    if (state.phase === 'checking') await signIn(null)
+    if (state.phase !== 'checking') return
+    if (probe.signed_in === true) await signIn(null)
+    else set({ phase: 'signed-out' })
   }
 
   /** Who is signed in, and whether an administrator (the Administration view's link). */
@@ -189,20 +201,49 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     set({ providers: Array.isArray(answer.providers) ? answer.providers : [] })
   }
 
-  /** Signs in with a token, or with the browser's session when `token` is null. */
-  async function signIn (token: string | null) {
+  /** The first read of a sign-in, or a failure after `signInTimeoutMs`. */
+  const firstRead = async (): Promise<Workspace[]> => {
+    let timeout: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<never>((_resolve, reject) => {
+      timeout = setTimeout(() => reject(new Error(`no answer in ${signInTimeoutMs < 1000 ? `${signInTimeoutMs} ms` : `${Math.round(signInTimeoutMs / 1000)} s`}`)), signInTimeoutMs)
+    })
+    try {
+      return await Promise.race([client.get<Workspace[]>('/p2/workspaces'), late])
+    } finally {
+      clearTimeout(timeout)
+    }
+  }
+  let signInRun = 0
+  let retryTimer: ReturnType<typeof setTimeout> | undefined
+
+  /**
+   * Signs in with a token, or with the browser's session when `token` is null. Only a 401 ends the
+   * sign-in: any other failure of the first read (an aborted read, a 503 while the database restarts,
+   * no answer) keeps the token, says so and tries again after 1, 2, 4 … (at most 30) seconds.
+   */
+  async function signIn (token: string | null, attempt = 0) {
+    clearTimeout(retryTimer)
+    const run = ++signInRun
     set({ token, viaSession: token === null, phase: 'loading' })
-    say('Signing in…')
+    if (attempt === 0) say('Signing in…')
     let workspaces: Workspace[]
     try {
-      workspaces = await client.get<Workspace[]>('/p2/workspaces')
+      workspaces = await firstRead()
     } catch (err) {
-      session.removeItem(TOKEN_KEY)
-      set({ token: null, viaSession: false, phase: 'signed-out' })
-      const refused = token === null ? 'The sign-in has ended' : 'That token was refused'
-      say(err instanceof ApiError && err.status === 401 ? `${refused}: ${err.message}` : `Could not sign in: ${(err as Error).message}`, true)
+      if (run !== signInRun) return
+      if (err instanceof ApiError && err.status === 401) {
+        session.removeItem(TOKEN_KEY)
+        set({ token: null, viaSession: false, phase: 'signed-out' })
+        say(`${token === null ? 'The sign-in has ended' : 'That token was refused'}: ${err.message}`, true)
+        return
+      }
+      if (token !== null) session.setItem(TOKEN_KEY, token)
+      const wait = Math.min(30_000, retryMs * 2 ** attempt)
+      say(`Could not reach the server (${(err as Error).message}). Still signed in; trying again in ${Math.max(1, Math.round(wait / 1000))} s.`, true)
+      retryTimer = setTimeout(() => { if (run === signInRun) signIn(token, attempt + 1).catch(() => {}) }, wait)
       return
     }
+    if (run !== signInRun) return
     if (token !== null) session.setItem(TOKEN_KEY, token)
     account().catch(() => {})
     const collapsed = local.getItem(COLLAPSED_KEY)
@@ -220,6 +261,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   /** Back to the sign-in form; a browser session is ended at the server too (`POST /auth/logout`) unless it already has. */
   async function signOut (message = 'Signed out.', endSession = true) {
     clearTimeout(timer)
+    clearTimeout(retryTimer)
+    signInRun++
     generation++
     follow(null)
     const wasSession = state.viaSession
@@ -698,7 +741,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     /** The page tells whether it is hidden: polling rests while it is. */
     watchVisibility (hidden: () => boolean) { isHidden = hidden },
     resetFilter () { setFilter(emptyFilter()) },
-    stop () { clearTimeout(timer); generation++; follow(null) }
+    stop () { clearTimeout(timer); clearTimeout(retryTimer); signInRun++; generation++; follow(null) }
   }
 }
 

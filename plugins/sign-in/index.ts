@@ -14,6 +14,7 @@ import { CallbackQuery, HostSignInParams, LoginQuery, Providers } from '../../sc
 import { createIdentitiesRepository } from '../../db/identities.js'
 import { SESSION_COOKIE } from '../core/auth.js'
 import { decideSignIn, loginFrom } from './decide.js'
+import { sessionProbe } from './session-probe.js'
 import { hostButtonName, hostOAuth, HostSignInRefused, type HostSignInUser } from './host.js'
 import { oidcClient, OidcRefused, type OidcIdentity } from './oidc.js'
 import { signInPage } from './page.js'
@@ -30,6 +31,7 @@ const NOT_THIS_BROWSER = 'state not started in this browser'
  */
 const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) => {
   await fastify.register(cookie, { hook: 'onRequest' })
+  await fastify.register(sessionProbe)
   const store = fastify.planningStore
   const base = fastify.prefix
   const home = `${base}/`
