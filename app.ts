@@ -10,6 +10,7 @@ import type { PlanningStore } from './db/store.js'
 import type { Credential } from './db/tokens.js'
 import type { User } from './db/users.js'
 import accountPlugin from './plugins/account.js'
+import invitesPlugin from './plugins/invites.js'
 import type { HostedImportOptions } from './plugins/admin-hosted-imports.js'
 import authPlugin, { type PlanningAuth } from './plugins/core/auth.js'
 import boardLivePlugin from './plugins/board-live.js'
@@ -258,12 +259,13 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
     unmetered.addHook('onRoute', (route) => { route.config = { ...route.config, rateLimit: false } })
     if (wanted.has('integrations')) await unmetered.register(integrationsPlugin)
     if (wanted.has('admin')) {
-      await unmetered.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken, hostedImport: opts.hostedImport })
+      await unmetered.register(adminPlugin, { prefix: '/admin', adminToken: opts.adminToken, hostedImport: opts.hostedImport, publicUrl: opts.signIn?.publicUrl })
     }
   })
   if (wanted.has('integrations')) await fastify.register(twoWaySyncPlugin, opts.sync ?? {})
   if (wanted.has('account')) {
     await fastify.register(accountPlugin)
+    await fastify.register(invitesPlugin, { publicUrl: opts.signIn?.publicUrl })
     await fastify.register(signInPlugin, signInDefaults(opts.signIn))
   }
 }

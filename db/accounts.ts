@@ -73,6 +73,7 @@ export function createAccountsRepository (db: Executor) {
     },
 
     administrators,
+    lockAdministrators,
 
     /** Makes or unmakes an administrator; unmaking the last one is a conflict. */
     async setAdministrator (userId: number, administrator: boolean): Promise<void> {

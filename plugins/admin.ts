@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Forbidden } from '../db/errors.js'
 import { bearerOf } from './core/auth.js'
 import { createAdminOperations } from '../services/admin.js'
+import accountRoutes from './admin-accounts.js'
 import connectionRoutes from './admin-connections.js'
 import exportRoutes from './admin-export.js'
 import hostedImportRoutes, { type HostedImportOptions } from './admin-hosted-imports.js'
@@ -22,6 +23,8 @@ import { Type, EmptyBody, errorResponses, ErrorBody, LoginParams, RepoParams } f
 export interface AdminPluginOptions {
   /** `Authorization: Bearer <adminToken>` opens the admin API; without it, only administrators' sessions and tokens do */
   adminToken?: string
+  /** PUBLIC_URL (BASE_PATH not included), for the reset links; else the request's own address */
+  publicUrl?: string
   /** imports from the hosted service: rate, timeouts, lease (docs, "Move from the hosted service") */
   hostedImport?: HostedImportOptions
 }
@@ -36,6 +39,7 @@ const ACTIONS: Record<string, string> = {
   'PATCH /users/:login': 'user.updated',
   'DELETE /users/:login': 'user.deleted',
   'POST /users/:login/token': 'token.created',
+  'POST /users/:login/password-reset': 'password_reset.created',
   'DELETE /users/:login/token': 'token.revoked',
   'DELETE /users/:login/tokens/:token_id': 'token.revoked',
   'POST /repositories': 'repository.created',
@@ -235,6 +239,7 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
     schema: { tags, summary: 'Set a chat role (one broadcaster at most: naming one demotes the previous)', params: LoginParams, body: ChatRoleBody, response: { 200: ChatRoleReply, ...errors } }
   }, async (request) => await admin.setChatRole(request.params.login, request.body.role))
 
+  await fastify.register(accountRoutes, { tags, errors, publicUrl: opts.publicUrl, actorOf: (request) => actors.get(request) ?? 'admin' })
   await fastify.register(connectionRoutes, { tags, errors })
   await fastify.register(exportRoutes, { tags, errors })
   await fastify.register(hostedImportRoutes, { tags, errors, hostedImport: opts.hostedImport })

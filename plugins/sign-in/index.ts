@@ -19,6 +19,7 @@ import { hostButtonName, hostOAuth, HostSignInRefused, type HostSignInUser } fro
 import { oidcClient, OidcRefused, type OidcIdentity } from './oidc.js'
 import { signInPage } from './page.js'
 import passwordSignIn from './password.js'
+import accountPages from './account-pages.js'
 
 /** The cookie binding a sign-in under way to the browser that started it (its value is the state). */
 export const ATTEMPT_COOKIE = 'planning_sign_in'
@@ -97,6 +98,7 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   })
 
   await fastify.register(passwordSignIn, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs } })
+  await fastify.register(accountPages, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs } })
 
   const refused = async (request: FastifyRequest, reason: string, target: string | null, detail: Record<string, unknown>) => {
     // Counted per address, target and hour: anonymous bad callbacks must not write a row each.

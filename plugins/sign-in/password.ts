@@ -2,26 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { SessionLifetimes } from '../../db/sessions.js'
-import type { StoreScope } from '../../db/store.js'
-import type { User } from '../../db/users.js'
 import { ErrorBody, errorResponses } from '../../schemas/common.js'
 import { PasswordSignInBody, SignedIn } from '../../schemas/passwords.js'
+import { startSession } from '../../services/accounts.js'
 import { checkPassword, WRONG_PASSWORD } from '../../services/password-sign-in.js'
 import { SESSION_COOKIE } from '../core/auth.js'
 
 export interface SessionStart {
   cookieOptions: CookieSerializeOptions
   lifetimes: SessionLifetimes
-}
-
-/** A new session for the user in this transaction (the last sign-in written down, audited); the cookie's value. */
-export async function startSession (
-  s: StoreScope, user: User, provider: string, lifetimes: SessionLifetimes, address: string, detail: Record<string, unknown> = {}
-): Promise<string> {
-  const session = await s.sessions.create(user.id, provider, lifetimes)
-  await s.accounts.signedIn(user.id)
-  await s.audit.record({ actor: `user:${user.login}`, action: 'sign_in.succeeded', target: `user:${user.login}`, address, detail: { provider, ...detail } })
-  return session
 }
 
 export const setSessionCookie = (reply: FastifyReply, start: SessionStart, session: string): FastifyReply =>

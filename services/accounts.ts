@@ -1,0 +1,166 @@
+import type { AccountLink } from '../db/accounts.js'
+import { Gone, Invalid, NotFound } from '../db/errors.js'
+import type { SessionLifetimes } from '../db/sessions.js'
+import type { PlanningStore, StoreScope } from '../db/store.js'
+import type { PermissionName, User } from '../db/users.js'
+import { hashPassword, MIN_PASSWORD, PASSWORD_RULE } from './passwords.js'
+
+export const INVITE_MS = 7 * 86_400_000
+export const RESET_MS = 86_400_000
+export const SETUP_MS = 86_400_000
+const LOGIN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/
+
+export interface SignedInUser { user: User, session: string, administrator: boolean }
+export type InvitePermission = 'read' | 'write' | 'admin'
+
+/** Field-named refusals, so a form can say what went wrong next to the field. */
+export class FieldError extends Invalid {
+  constructor (readonly field: string, message: string) { super(message) }
+}
+
+export function checkNewPassword (password: string, field = 'password'): void {
+  if (password.length < MIN_PASSWORD) throw new FieldError(field, PASSWORD_RULE)
+}
+
+function checkLogin (login: string): void {
+  if (!LOGIN.test(login)) throw new FieldError('login', 'a login is 1 to 100 letters, digits, "-", "_" or ".", starting with a letter or digit')
+}
+
+/** A new session in this transaction, the last sign-in written down and audited; the cookie's value. */
+export async function startSession (
+  s: StoreScope, user: User, provider: string, lifetimes: SessionLifetimes, address: string, detail: Record<string, unknown> = {}
+): Promise<string> {
+  const session = await s.sessions.create(user.id, provider, lifetimes)
+  await s.accounts.signedIn(user.id)
+  await s.audit.record({ actor: `user:${user.login}`, action: 'sign_in.succeeded', target: `user:${user.login}`, address, detail: { provider, ...detail } })
+  return session
+}
+
+async function newUser (s: StoreScope, login: string, email: string | null, hash: string): Promise<User> {
+  checkLogin(login)
+  if (await s.users.byLogin(login) !== undefined) throw new FieldError('login', `the login '${login}' is taken; choose another`)
+  const user = await s.users.create(login)
+  if (email !== null && await s.users.byEmail(email) === undefined) await s.users.setEmail(user.id, email)
+  await s.accounts.setPassword(user.id, hash)
+  return user
+}
+
+/**
+ * Invites, password resets and the first-run setup (docs/sign-in.md, "Invites and resets"): each a
+ * one-use link kept as a digest; using one is one transaction, so a refused form leaves it unused.
+ */
+export function createAccountOperations (store: PlanningStore, lifetimes: SessionLifetimes) {
+  return {
+    async createInvite (input: {
+      workspaceId: string, permission: InvitePermission, email?: string | null, by: string, address: string
+    }): Promise<{ token: string, link: AccountLink }> {
+      return await store.transaction(async (s) => {
+        await s.workspaces.requireWorkspace(input.workspaceId)
+        const made = await s.accounts.createLink({
+          kind: 'invite', workspaceId: input.workspaceId, permission: input.permission, email: input.email ?? null, createdBy: input.by, expiresAt: Date.now() + INVITE_MS
+        })
+        await s.audit.record({
+          actor: input.by,
+          action: 'invite.created',
+          target: `workspace:${input.workspaceId}`,
+          address: input.address,
+          detail: { invite_id: made.link.id, permission: input.permission, email: input.email ?? null }
+        })
+        return made
+      })
+    },
+
+    async invites (workspaceId: string): Promise<AccountLink[]> {
+      await store.workspaces.requireWorkspace(workspaceId)
+      return await store.accounts.invites(workspaceId, Date.now())
+    },
+
+    async removeInvite (id: string, by: string, address: string): Promise<void> {
+      await store.transaction(async (s) => {
+        const invite = await s.accounts.inviteById(id)
+        if (invite === undefined) throw new NotFound(`invite ${id} not found`)
+        await s.accounts.removeLink(id)
+        await s.audit.record({ actor: by, action: 'invite.removed', target: `workspace:${invite.workspace_id ?? ''}`, address, detail: { invite_id: id } })
+      })
+    },
+
+    /** A new user from an invite: exactly its permission on every repository of its workspace, signed in. */
+    async join (token: string, login: string, password: string, address: string): Promise<SignedInUser & { workspaceId: string }> {
+      checkLogin(login)
+      checkNewPassword(password)
+      const hash = await hashPassword(password)
+      return await store.transaction(async (s) => {
+        const invite = await s.accounts.takeLink(token, 'invite', Date.now())
+        const workspace = await s.workspaces.byId(invite.workspace_id ?? '')
+        if (workspace === undefined) throw new Gone('the workspace of this invite no longer exists')
+        const user = await newUser(s, login, invite.email, hash)
+        for (const repoId of workspace.repositories) await s.users.setPermission(user.id, repoId, invite.permission as PermissionName)
+        await s.audit.record({
+          actor: `user:${user.login}`,
+          action: 'invite.used',
+          target: `user:${user.login}`,
+          address,
+          detail: { invite_id: invite.id, workspace_id: workspace.id, permission: invite.permission, invited_by: invite.created_by }
+        })
+        const session = await startSession(s, user, 'password', lifetimes, address, { via: 'invite' })
+        return { user, session, administrator: false, workspaceId: workspace.id }
+      })
+    },
+
+    /** A reset link for the person (the admin API's audit entry records who made it). */
+    async createReset (login: string, by: string): Promise<{ token: string, link: AccountLink, user: User }> {
+      return await store.transaction(async (s) => {
+        const user = await s.users.requireLogin(login)
+        const made = await s.accounts.createLink({ kind: 'reset', userId: user.id, createdBy: by, expiresAt: Date.now() + RESET_MS })
+        return { ...made, user }
+      })
+    },
+
+    /** Sets the password a reset link is for; the person's sessions end, and they are signed in anew. */
+    async reset (token: string, password: string, address: string): Promise<SignedInUser> {
+      checkNewPassword(password)
+      const hash = await hashPassword(password)
+      return await store.transaction(async (s) => {
+        const link = await s.accounts.takeLink(token, 'reset', Date.now())
+        const user = await s.users.byId(link.user_id ?? 0)
+        if (user === undefined) throw new Gone('the account of this link no longer exists')
+        await s.accounts.setPassword(user.id, hash)
+        await s.accounts.clearFailures(user.login.toLowerCase())
+        const ended = await s.sessions.removeOthers(user.id, undefined)
+        await s.audit.record({ actor: `user:${user.login}`, action: 'password.reset', target: `user:${user.login}`, address, detail: { link_id: link.id, sessions_ended: ended } })
+        const session = await startSession(s, user, 'password', lifetimes, address, { via: 'reset' })
+        return { user, session, administrator: await s.accounts.isAdministrator(user.id) }
+      })
+    },
+
+    /** The first-run setup link, made anew (the previous unused one ends) while no administrator exists; undefined once one does. */
+    async setupLink (): Promise<{ token: string, link: AccountLink } | undefined> {
+      return await store.transaction(async (s) => {
+        if (await s.accounts.administrators() > 0) return undefined
+        await s.accounts.dropUnused('setup')
+        return await s.accounts.createLink({ kind: 'setup', createdBy: 'system', expiresAt: Date.now() + SETUP_MS })
+      })
+    },
+
+    /** Makes the first administrator from the setup link, signed in; the link is used up. */
+    async setup (token: string, input: { login: string, email: string | null, password: string }, address: string): Promise<SignedInUser> {
+      checkLogin(input.login)
+      if (input.email !== null && !/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new FieldError('email', 'this is not an email address')
+      checkNewPassword(input.password)
+      const hash = await hashPassword(input.password)
+      return await store.transaction(async (s) => {
+        await s.accounts.takeLink(token, 'setup', Date.now())
+        await s.accounts.lockAdministrators()
+        if (await s.accounts.administrators() > 0) throw new Gone('an administrator exists already; sign in instead')
+        if (input.email !== null && await s.users.byEmail(input.email) !== undefined) throw new FieldError('email', 'this email belongs to another user')
+        const user = await newUser(s, input.login, input.email, hash)
+        await s.accounts.setAdministrator(user.id, true)
+        await s.audit.record({ actor: `user:${user.login}`, action: 'user.created', target: `user:${user.login}`, address, detail: { via: 'first-run setup', administrator: true } })
+        const session = await startSession(s, user, 'password', lifetimes, address, { via: 'setup' })
+        return { user, session, administrator: true }
+      })
+    }
+  }
+}
+
+export type AccountOperations = ReturnType<typeof createAccountOperations>

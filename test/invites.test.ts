@@ -1,0 +1,115 @@
+import t from 'tap'
+import type { LightMyRequestResponse } from 'fastify'
+import { build, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD, type App } from './helper.js'
+
+const PUBLIC_URL = 'http://planning.test'
+const origin = { origin: PUBLIC_URL }
+const app = async (t: Parameters<typeof build>[0]): Promise<App> => await build(t, { signIn: { publicUrl: PUBLIC_URL } })
+const cookieOf = (res: LightMyRequestResponse): string => {
+  const cookie = res.cookies.find((c) => c.name === 'planning_session')
+  if (cookie === undefined) throw new Error(`no session cookie (${res.statusCode}: ${res.body.slice(0, 300)})`)
+  return `planning_session=${cookie.value}`
+}
+const tokenOf = (url: string): string => url.slice(url.lastIndexOf('/') + 1)
+
+t.test('invites: who may make them, one use, exactly the permission on every repository of the workspace', async (t) => {
+  const a = await app(t)
+  // alice is admin of every repository of WS_OLD; bob only writes; dave reads nothing there.
+  t.equal((await a.as('bob', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'read' } })).statusCode, 403)
+  t.equal((await a.as('dave', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'read' } })).statusCode, 404)
+  t.equal((await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'owner' } })).statusCode, 400)
+  const made = await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'write', email: 'erin@example.com' } })
+  t.equal(made.statusCode, 201)
+  const invite = made.json()
+  t.match(invite, { id: String, workspace_id: WS_OLD, permission: 'write', email: 'erin@example.com', created_by: 'user:alice' })
+  t.match(invite.url, /^http:\/\/planning\.test\/invite\/[\w-]{20,}$/)
+  const days = (Date.parse(invite.expires_at) - Date.now()) / 86_400_000
+  t.ok(days > 6.9 && days <= 7, '7 days')
+
+  const listed = (await a.as('alice', { url: `/invites?workspace_id=${WS_OLD}` })).json()
+  t.equal(listed.length, 1)
+  t.notOk('url' in listed[0], 'the link is shown once')
+  t.equal((await a.as('bob', { url: `/invites?workspace_id=${WS_OLD}` })).statusCode, 403)
+
+  const token = tokenOf(invite.url)
+  const page = await a.inject({ url: `/invite/${token}` })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<label for="field-login">Login<\/label>/)
+  t.match(page.body, /<label for="field-password">Password<\/label>/)
+  t.match(page.body, /<button type="submit">Join<\/button>/)
+  t.match(page.headers['content-security-policy'], /default-src 'none'/)
+
+  t.equal((await a.inject({ method: 'POST', url: '/auth/join', payload: { token, login: 'erin', password: 'erin-password-1' } })).statusCode, 403, 'Origin rule')
+  const short = await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token, login: 'erin', password: 'short' } })
+  t.equal(short.statusCode, 400)
+  t.match(short.json().message, /at least 10 characters/)
+  t.equal((await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token, login: 'bob', password: 'erin-password-1' } })).statusCode, 400, 'a taken login; the invite stays usable')
+  const joined = await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token, login: 'erin', password: 'erin-password-1' } })
+  t.equal(joined.statusCode, 201)
+  t.match(joined.json(), { login: 'erin', administrator: false, workspace_id: WS_OLD })
+  const cookie = cookieOf(joined)
+  t.match((await a.inject({ url: '/account', headers: { cookie } })).json(), { login: 'erin', email: 'erin@example.com' })
+  for (const repo of [REPO, OTHER_REPO, PRIVATE_REPO]) {
+    t.same((await a.admin({ url: `/admin/repositories/${repo}/permissions` })).json().find((p: { login: string }) => p.login === 'erin'), { login: 'erin', permission: 'write' })
+  }
+
+  const again = await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token, login: 'erin2', password: 'erin-password-1' } })
+  t.equal(again.statusCode, 410)
+  const used = await a.inject({ url: `/invite/${token}` })
+  t.equal(used.statusCode, 410)
+  t.match(used.body, /cannot be used any more/)
+  t.equal((await a.inject({ url: '/invite/unknown-token' })).statusCode, 404)
+  t.same((await a.as('alice', { url: `/invites?workspace_id=${WS_OLD}` })).json(), [], 'no longer pending')
+
+  const other = (await a.admin({ method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } }))
+  t.equal(other.statusCode, 401, 'ADMIN_TOKEN is for /admin only')
+  const second = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json()
+  t.equal((await a.as('alice', { method: 'DELETE', url: `/invites/${second.id}` })).statusCode, 204)
+  t.equal((await a.inject({ url: `/invite/${tokenOf(second.url)}` })).statusCode, 404, 'withdrawn')
+})
+
+t.test('the invite page\'s form: errors next to the field, then signed in and on to the workspace\'s board', async (t) => {
+  const a = await app(t)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json()
+  const token = tokenOf(invite.url)
+  const form = (payload: string) => a.inject({ method: 'POST', url: `/invite/${token}`, headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' }, payload })
+  const bad = await form('login=frank&password=short')
+  t.equal(bad.statusCode, 400)
+  t.match(bad.body, /id="field-password"[^>]*aria-invalid="true" aria-describedby="field-password-hint field-password-error"/)
+  t.match(bad.body, /id="field-password-error">a password must be at least 10 characters long/)
+  t.match(bad.body, /value="frank"/, 'the login is kept')
+  const ok = await form('login=frank&password=frank-password-1')
+  t.equal(ok.statusCode, 303)
+  t.equal(ok.headers.location, `/?board=${WS_NEW}`)
+  const cookie = cookieOf(ok)
+  t.equal((await a.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie } })).statusCode, 200)
+  t.equal((await a.inject({ url: `/p1/repositories/${OTHER_REPO}/board`, headers: { cookie } })).statusCode, 404, 'only that workspace')
+  t.equal((await a.inject({ method: 'POST', url: `/p1/repositories/${REPO}/issues/1/moves`, headers: { cookie, ...origin }, payload: { pipeline_id: 'pipe-now', position: 'top' } })).statusCode, 403, 'read only')
+  t.equal((await form('login=frank2&password=frank-password-1')).statusCode, 410)
+})
+
+t.test('password reset without mail: a one-use link made by an administrator', async (t) => {
+  const a = await app(t)
+  t.equal((await a.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true } })).statusCode, 200)
+  const made = await a.as('alice', { method: 'POST', url: '/admin/users/bob/password-reset' })
+  t.equal(made.statusCode, 201)
+  t.match(made.json().url, /^http:\/\/planning\.test\/reset\/[\w-]+$/)
+  const hours = (Date.parse(made.json().expires_at) - Date.now()) / 3_600_000
+  t.ok(hours > 23.9 && hours <= 24)
+  t.equal((await a.as('carol', { method: 'POST', url: '/admin/users/bob/password-reset' })).statusCode, 403)
+  t.equal((await a.as('alice', { method: 'POST', url: '/admin/users/nobody/password-reset' })).statusCode, 404)
+  const token = tokenOf(made.json().url)
+  const page = await a.inject({ url: `/reset/${token}` })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<label for="field-password">Password<\/label>/)
+  t.match(page.body, /<button type="submit">Set password<\/button>/)
+  const done = await a.inject({ method: 'POST', url: '/auth/reset', headers: origin, payload: { token, password: 'bob-new-password' } })
+  t.equal(done.statusCode, 200)
+  t.match(done.json(), { login: 'bob' })
+  t.equal((await a.inject({ method: 'POST', url: '/auth/password', headers: origin, payload: { login: 'bob', password: 'bob-new-password' } })).statusCode, 200)
+  t.equal((await a.inject({ method: 'POST', url: '/auth/reset', headers: origin, payload: { token, password: 'bob-other-password' } })).statusCode, 410)
+  t.equal((await a.inject({ url: `/reset/${token}` })).statusCode, 410)
+  const audit = (await a.admin({ url: '/admin/audit?limit=50' })).json().entries as Array<{ actor: string, action: string }>
+  t.ok(audit.some((e) => e.action === 'password_reset.created' && e.actor === 'user:alice'))
+  t.notOk(JSON.stringify(audit).includes(token), 'the link is never logged')
+})
