@@ -36,7 +36,8 @@ t.test('no route answers 5xx to malformed input', async (t) => {
           if (res.statusCode >= 500) failures.push(`${method.toUpperCase()} ${url} ${body ?? ''} -> ${res.statusCode} ${res.body}`)
           else if (res.statusCode >= 400 && String(res.headers['content-type']).startsWith('text/html')) {
             // The browser's sign-in steps answer with a page that says what went wrong (docs/sign-in.md).
-            if (!path.startsWith('/auth/') || res.body.length === 0) failures.push(`${method} ${url}: an HTML error outside the sign-in pages`)
+            const page = path.startsWith('/auth/') || /^\/(invite|reset|setup)\//.test(path)
+            if (!page || res.body.length === 0) failures.push(`${method} ${url}: an HTML error outside the sign-in pages`)
           } else if (res.statusCode >= 400 && path === '/mcp') {
             // The MCP endpoint answers in JSON-RPC once a message reached it: the message is inside `error` (docs/mcp.md).
             const body = res.json()
