@@ -66,7 +66,7 @@ t.test('platform ids are not local ids: a Gitea user 1 is not alice', async (t) 
   const tools = { id: 1, name: 'tools', full_name: 'ops/tools', owner: { id: 1, login: 'ops', username: 'ops' }, html_url: 'https://git.example.org/ops/tools', updated_at: when }
   const added = await deliver(app, gitea, 'collaborator', { action: 'added', repository: tools, collaborator: { id: 1, login: 'giteaadmin', username: 'giteaadmin' }, permission: 'read' }, { kind: 'gitea' })
   t.same(added.json(), { result: 'handled' })
-  t.same((await app.admin({ url: '/admin/users' })).json()[0], { id: 1, login: 'alice', email: null }, 'alice keeps her login')
+  t.same((await app.admin({ url: '/admin/users' })).json()[0], { id: 1, login: 'alice', email: null, administrator: false, last_sign_in_at: null }, 'alice keeps her login')
   t.equal(await canEstimate(app, 'alice'), 200, 'her token and permission are untouched')
   t.same((await app.admin({ url: `/admin/connections/${gitea}/identities` })).json(), [{ connection_id: gitea, platform_user_id: 1, login: 'giteaadmin', user: null }])
   const bound = (await app.admin({ url: `/admin/connections/${gitea}/repositories` })).json()
@@ -242,7 +242,7 @@ t.test('first sight is an upsert: simultaneous deliveries for new repositories a
   }
 })
 
-t.test('the migration carries bound repositories and delivery-made users over as linked identities', async (t) => {
+t.test('the migration carries bound repositories and delivery-made users over as identities', async (t) => {
   const dir = t.testdir({})
   const { db } = sqliteKysely(`${dir}/old.db`)
   t.teardown(async () => { await db.destroy() })
@@ -263,7 +263,8 @@ t.test('the migration carries bound repositories and delivery-made users over as
   const repos = await raw.selectFrom('repositories').select(['id', 'connection_id', 'platform_repo_id']).orderBy('id').execute()
   t.same(repos, [{ id: 1001, connection_id: null, platform_repo_id: null }, { id: 186853002, connection_id: 'c1', platform_repo_id: 186853002 }], 'bound repositories keep their id as the platform\'s')
   t.same(await raw.selectFrom('host_identities').select(['connection_id', 'platform_user_id', 'login', 'user_id']).execute(),
-    [{ connection_id: 'c1', platform_user_id: 39652351, login: 'hacktocat', user_id: 39652351 }], 'the delivery-made user is a linked identity')
+    [{ connection_id: 'c1', platform_user_id: 39652351, login: 'hacktocat', user_id: null }],
+    'the delivery-made user is an identity whose equal-id link 021-upgrade-links leaves for an administrator to confirm')
   t.same(await raw.selectFrom('identity_permissions').selectAll().execute(), [{ connection_id: 'c1', platform_user_id: 39652351, repo_id: 186853002, level: 2 }])
   t.same(await raw.selectFrom('permissions').select(['user_id', 'repo_id', 'level']).orderBy('user_id').execute(),
     [{ user_id: 1, repo_id: 1001, level: 3 }, { user_id: 39652351, repo_id: 186853002, level: 2 }], 'no permission lost')
