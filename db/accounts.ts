@@ -1,4 +1,5 @@
-import { sql } from 'kysely'
+import { sql, type Selectable } from 'kysely'
+import type { AccountLinksTable } from './schema.js'
 import { lockFor } from './engine.js'
 import { Conflict, Gone, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
@@ -7,18 +8,8 @@ import { generateToken, hashToken, type User } from './users.js'
 
 export type LinkKind = 'invite' | 'reset' | 'setup'
 
-export interface AccountLink {
-  id: string
-  kind: LinkKind
-  workspace_id: string | null
-  permission: string | null
-  email: string | null
-  user_id: number | null
-  created_by: string
-  created_at: string
-  expires_at: number
-  used_at: string | null
-}
+/** A link as kept, without the digest of its token. */
+export type AccountLink = Omit<Selectable<AccountLinksTable>, 'token_hash'>
 
 export interface UserRow extends User {
   email: string | null

@@ -1,25 +1,13 @@
-import { sql, type ExpressionBuilder } from 'kysely'
-import type { Database } from './schema.js'
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely'
+import type { Database, IssuesTable } from './schema.js'
 import type { Executor } from './transaction.js'
 
 /**
  * Batched reads for the GraphQL door: each takes the keys of a whole page (issues, pipelines,
  * workspaces…) and answers in one statement, so a page costs a fixed number of queries.
  */
-export interface IssueNode {
-  id: number
-  repo_id: number
-  number: number
-  title: string
-  state: 'open' | 'closed'
-  estimate: number | null
-  is_epic: number
-  is_pull_request: number
-  milestone_number: number | null
-  created_at: string
-  host_updated_at: string | null
-  planning_changed_at: string | null
-}
+export type IssueNode = Pick<Selectable<IssuesTable>, 'id' | 'repo_id' | 'number' | 'title' | 'state' | 'estimate' | 'is_epic' | 'is_pull_request'
+  | 'milestone_number' | 'created_at' | 'host_updated_at' | 'planning_changed_at'>
 export interface PlacementNode { issue_id: number, workspace_id: string, pipeline_id: string, rank: number }
 export interface PipelineNode { id: string, workspace_id: string, name: string, sort_order: number }
 export interface WorkspaceNode { id: string, name: string, description: string | null, created_at: string }
