@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { envSchema } from 'env-schema'
 import ipaddr from 'ipaddr.js'
-import { parseSecretKey } from './db/secret-box.js'
+import { parseSecretKey } from './db/engine/secret-box.js'
 
 /** Every environment variable the server reads (docs/operations.md, "Configuration"); `.env.example` lists the same. */
 export const EnvSchema = Type.Object({

@@ -1,7 +1,7 @@
 import { NOBODY, type DomainEvent, type DomainEvents } from './domain-events.js'
 import type { Static } from '@sinclair/typebox'
 import type { AdminRepository } from '../schemas/admin.js'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 import type { User } from './users.js'
 
 type Repository = Static<typeof AdminRepository>

@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import type { ClosedIssue } from '../schemas/board-reads.js'
 import type { Repository } from './repositories.js'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 export type ClosedIssueRow = Omit<Static<typeof ClosedIssue>, 'html_url'>
 

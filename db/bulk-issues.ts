@@ -4,7 +4,7 @@ import { Conflict, DomainError, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { placedEventRow, placementRow } from './first-placement.js'
 import type { NewIssue } from './repositories.js'
-import { notedEvents, type Executor } from './transaction.js'
+import { notedEvents, type Executor } from './engine/transaction.js'
 
 /** Rows per multi-row INSERT: well under SQLite's and PostgreSQL's limits on bound values. */
 export const BULK_ROWS = 500

@@ -4,15 +4,15 @@ import type { Dependency as DependencySchema } from '../schemas/dependencies.js'
 import { actor, announce, contextOf, type IssueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
 import type { Database } from './schema.js'
-import { engineOf, lockFor } from './engine.js'
+import { engineOf, lockFor } from './engine/engine.js'
 import { GraphSnapshot } from './graph.js'
 import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
-import { prepared } from './prepared.js'
+import { prepared } from './engine/prepared.js'
 import type { IssueRef } from './issue-refs.js'
-import { afterCommit, writeTransaction, type Executor } from './transaction.js'
+import { afterCommit, writeTransaction, type Executor } from './engine/transaction.js'
 
 export type Dependency = Static<typeof DependencySchema>
 

@@ -3,14 +3,14 @@ import type { Static } from '../schemas/common.js'
 import type { EpicData as EpicDataSchema, EpicList, UpdateEpicIssuesReply } from '../schemas/epics.js'
 import { actor, announce, issueContext } from './announce.js'
 import type { DomainEvents } from './domain-events.js'
-import { lockFor } from './engine.js'
+import { lockFor } from './engine/engine.js'
 import { reaches } from './graph.js'
 import { Invalid, NotFound } from './errors.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
 import { issueByNumber, requireIssue, touchPlanning, webUrl, type Repository } from './repositories.js'
 import type { User } from './users.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { writeTransaction, type Executor } from './engine/transaction.js'
 
 export type EpicData = Static<typeof EpicDataSchema>
 type EpicChild = EpicData['issues'][number]

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
-import { engineOf } from './engine.js'
+import { engineOf } from './engine/engine.js'
 import type { Database } from './schema.js'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 /** Rows read per query: memory stays bounded by a page, however large the database. */
 export const EXPORT_PAGE = 1000

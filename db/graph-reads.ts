@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely'
 import type { Database, IssuesTable } from './schema.js'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 /**
  * Batched reads for the GraphQL door: each takes the keys of a whole page (issues, pipelines,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 /** An edge table between issues: dependencies (blocking → blocked) or epic membership (epic → issue). */
 export type Edges = { table: 'dependencies', from: 'blocking_id', to: 'blocked_id' } | { table: 'epic_issues', from: 'epic_id', to: 'issue_id' }

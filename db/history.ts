@@ -1,4 +1,4 @@
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 /**
  * What the reports read back later (docs, "Sprints and reports"): each open/close of an issue and

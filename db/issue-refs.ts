@@ -1,6 +1,6 @@
 import type { IssueRef } from '../schemas/common.js'
 import { Invalid } from './errors.js'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 export type { IssueRef }
 export interface ResolvedIssue { id: number, repo_id: number, number: number, estimate: number | null, is_epic: number }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 
 export interface IssueSearch {
   workspaceId: string

@@ -5,8 +5,8 @@ import type { DomainEvents } from './domain-events.js'
 import { NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { requireIssue, type Repository } from './repositories.js'
-import { prepared } from './prepared.js'
-import { notedEvents, writeTransaction, type Executor } from './transaction.js'
+import { prepared } from './engine/prepared.js'
+import { notedEvents, writeTransaction, type Executor } from './engine/transaction.js'
 import type { User } from './users.js'
 
 export type PipelineRef = Static<typeof PipelineRefSchema>

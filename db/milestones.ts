@@ -1,6 +1,6 @@
 import { NotFound } from './errors.js'
 import { checkReportSpan } from './report-span.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { writeTransaction, type Executor } from './engine/transaction.js'
 
 /** Milestone start dates (the milestones themselves come from the admin API or fixtures). */
 export function createMilestonesRepository (db: Executor) {

@@ -3,7 +3,7 @@ import type { Static } from '../schemas/common.js'
 import type { CreateReleaseBody, ReleaseReport as ReleaseReportSchema, ReleaseReportSummary, UpdateReleaseBody, UpdateReleaseIssuesReply } from '../schemas/releases.js'
 import { actor, announce } from './announce.js'
 import type { DomainEvents, ReleaseEvent } from './domain-events.js'
-import { lockFor } from './engine.js'
+import { lockFor } from './engine/engine.js'
 import { recordReleaseChange } from './history.js'
 import { touchPlanning } from './repositories.js'
 import type { User } from './users.js'
@@ -11,7 +11,7 @@ import { Invalid, NotFound } from './errors.js'
 import { checkReportSpan } from './report-span.js'
 import { newObjectId, nowIso } from './ids.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { writeTransaction, type Executor } from './engine/transaction.js'
 
 export type ReleaseSummary = Static<typeof ReleaseReportSummary>
 export type ReleaseReport = Static<typeof ReleaseReportSchema>

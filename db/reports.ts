@@ -5,7 +5,7 @@ import { Invalid, NotFound } from './errors.js'
 import { inStays, IssueHistory, staysFrom, type Stay } from './history.js'
 import { checkReportDates } from './report-span.js'
 import type { SprintRow } from './sprints.js'
-import type { Executor } from './transaction.js'
+import type { Executor } from './engine/transaction.js'
 import { addDays, localDate, startOfDay } from './zoned-time.js'
 
 export type Burndown = Static<typeof BurndownSchema>

@@ -2,15 +2,15 @@ import type { Static } from '../schemas/common.js'
 import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
 import { announce, issueContext } from './announce.js'
 import { NOBODY, type DomainEvents } from './domain-events.js'
-import { isUniqueViolation } from './engine.js'
+import { isUniqueViolation } from './engine/engine.js'
 import { recordMilestone, recordState } from './history.js'
 import { isCalendarDate } from './zoned-time.js'
 import { EARLIEST_DAY, isDateTime, LATEST_DAY } from '../schemas/formats.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
-import { prepared } from './prepared.js'
+import { prepared } from './engine/prepared.js'
 import { placedEventRow, placementRow } from './first-placement.js'
-import { notedEvents, type Executor } from './transaction.js'
+import { notedEvents, type Executor } from './engine/transaction.js'
 
 export type Repository = Static<typeof AdminRepository>
 

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { IssueRef } from '../schemas/common.js'
 import { Conflict, Invalid } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
-import { notedEvents, type Executor } from './transaction.js'
+import { notedEvents, type Executor } from './engine/transaction.js'
 import { isCalendarDate, isTimeZone } from './zoned-time.js'
 import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
 

@@ -1,5 +1,5 @@
 import type { Generated, Kysely } from 'kysely'
-import type { ChatBotTables } from './chat-tables.js'
+import type { ChatBotTables } from './chat/tables.js'
 
 /**
  * The tables, as the data layer sees them on both engines. Booleans are stored as 0/1 integers
@@ -181,7 +181,7 @@ export interface WebhooksTable {
   repo_id: number
   url: string
   description: string | null
-  /** signs deliveries; sealed with SECRET_KEY when the server has one (db/secret-box.ts) */
+  /** signs deliveries; sealed with SECRET_KEY when the server has one (db/engine/secret-box.ts) */
   secret: string | null
   created_at: string
   /** JSON array of event types; null: the four of the hosted API */
@@ -248,7 +248,7 @@ export interface ConnectionsTable {
   kind: 'github' | 'gitea' | 'forgejo'
   web_url: string
   api_url: string
-  /** signs the host's webhook deliveries; sealed with SECRET_KEY (db/secret-box.ts), as HMAC needs it back */
+  /** signs the host's webhook deliveries; sealed with SECRET_KEY (db/engine/secret-box.ts), as HMAC needs it back */
   secret: string
   /** the API token imports use, sealed like the secret; never shown again */
   token: string | null

@@ -1,7 +1,7 @@
-import { SEALED_COLUMNS, secretContext } from './connections.js'
-import { hostedTokenContext } from './hosted-imports.js'
-import { SEALED_PREFIX, SECRET_KEY_HINT, type SecretBox } from './secret-box.js'
-import type { Executor } from './transaction.js'
+import { SEALED_COLUMNS, secretContext } from './issue-host/connections.js'
+import { hostedTokenContext } from './issue-host/hosted-imports.js'
+import { SEALED_PREFIX, SECRET_KEY_HINT, type SecretBox } from './engine/secret-box.js'
+import type { Executor } from './engine/transaction.js'
 import { webhookSecretContext } from './webhooks.js'
 
 /**

@@ -3,11 +3,11 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { AdminUser } from '../schemas/admin.js'
 import type { PermissionName as PermissionNameSchema } from '../schemas/fixture.js'
-import { engineOf, isUniqueViolation } from './engine.js'
+import { engineOf, isUniqueViolation } from './engine/engine.js'
 import { Conflict, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
-import { prepared } from './prepared.js'
-import type { Executor } from './transaction.js'
+import { prepared } from './engine/prepared.js'
+import type { Executor } from './engine/transaction.js'
 
 export type User = Static<typeof AdminUser>
 export type PermissionName = Static<typeof PermissionNameSchema>

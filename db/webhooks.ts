@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Delivery, Webhook as WebhookSchema } from '../schemas/webhooks.js'
-import { lockFor } from './engine.js'
+import { lockFor } from './engine/engine.js'
 import { Invalid } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { LEGACY_EVENT_TYPES } from './domain-events.js'
-import { prepared } from './prepared.js'
-import { SecretBox } from './secret-box.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { prepared } from './engine/prepared.js'
+import { SecretBox } from './engine/secret-box.js'
+import { writeTransaction, type Executor } from './engine/transaction.js'
 
 export type Webhook = Static<typeof WebhookSchema>
 export type DeliveryLogEntry = Static<typeof Delivery>

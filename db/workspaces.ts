@@ -2,12 +2,12 @@ import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { AdminWorkspace } from '../schemas/admin.js'
 import type { Workspace } from '../schemas/boards.js'
-import { createAuditRepository } from './audit.js'
+import { createAuditRepository } from './sign-in/audit.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
-import { prepared } from './prepared.js'
-import { isUniqueViolation } from './engine.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { prepared } from './engine/prepared.js'
+import { isUniqueViolation } from './engine/engine.js'
+import { writeTransaction, type Executor } from './engine/transaction.js'
 
 export type WorkspaceData = Static<typeof Workspace>
 export type WorkspaceWithPipelines = Static<typeof AdminWorkspace>

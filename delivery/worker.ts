@@ -3,7 +3,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type { LookupFunction } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
-import { isDatabaseUnavailable } from '../db/engine.js'
+import { isDatabaseUnavailable } from '../db/engine/engine.js'
 import type { PendingDelivery, WebhooksRepository } from '../db/webhooks.js'
 import { abortable, RefusedAddressError, resolveTarget } from './address-policy.js'
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import type { ListedConnection } from '../db/connections.js'
+import type { ListedConnection } from '../db/issue-host/connections.js'
 import { ConnectionParams, ConnectionReply, CreateConnectionBody, CreateImportBody, RepositoryImport, UpdateConnectionBody } from '../schemas/admin.js'
 import { Type, EmptyBody, type ErrorBody } from '../schemas/common.js'
 import { checkRepositoryName, connect } from '../services/connections.js'

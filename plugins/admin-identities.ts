@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { createHostWrites } from '../db/host-writes.js'
-import { createIdentitiesRepository } from '../db/identities.js'
+import { createHostWrites } from '../db/issue-host/host-writes.js'
+import { createIdentitiesRepository } from '../db/issue-host/identities.js'
 import { setPipelineLabel } from '../db/workspaces.js'
 import { PipelineLabelBody } from './two-way-sync.js'
 import { createUsersRepository } from '../db/users.js'

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { AccountLink } from '../db/accounts.js'
+import type { AccountLink } from '../db/sign-in/accounts.js'
 import { Forbidden, NotFound } from '../db/errors.js'
 import { LEVELS } from '../db/users.js'
 import { EmptyBody, ErrorBody, errorResponses, Type } from '../schemas/common.js'

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getAsset } from 'node:sea'
-import { useNativeBinding } from '../db/sqlite.js'
+import { useNativeBinding } from '../db/engine/sqlite.js'
 import { start } from '../server.js'
 import { BOARD_PAGE_FILES } from '../plugins/board-page.js'
 

@@ -1,6 +1,6 @@
-import type { AccountLink } from '../db/accounts.js'
+import type { AccountLink } from '../db/sign-in/accounts.js'
 import { Gone, Invalid, NotFound } from '../db/errors.js'
-import type { SessionLifetimes } from '../db/sessions.js'
+import type { SessionLifetimes } from '../db/sign-in/sessions.js'
 import type { PlanningStore, StoreScope } from '../db/store.js'
 import type { PermissionName, User } from '../db/users.js'
 import { hashPassword, MIN_PASSWORD, PASSWORD_RULE } from './passwords.js'

@@ -1,5 +1,5 @@
-import type { UserRow } from '../db/accounts.js'
-import type { ChatRole } from '../db/chat.js'
+import type { UserRow } from '../db/sign-in/accounts.js'
+import type { ChatRole } from '../db/chat/repository.js'
 import type { IssueChange, IssueRow, MilestoneFields, Repository } from '../db/repositories.js'
 import type { PlanningStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { Connection } from '../db/connections.js'
+import type { Connection } from '../db/issue-host/connections.js'
 import { Invalid } from '../db/errors.js'
 import type { PlanningStore } from '../db/store.js'
 import { Importer, type ImporterOptions } from './importer.js'

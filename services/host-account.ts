@@ -1,4 +1,4 @@
-import type { Connection } from '../db/connections.js'
+import type { Connection } from '../db/issue-host/connections.js'
 import type { PlanningStore } from '../db/store.js'
 import { hostRequest } from './host-api.js'
 

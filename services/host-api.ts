@@ -1,4 +1,4 @@
-import type { Connection } from '../db/connections.js'
+import type { Connection } from '../db/issue-host/connections.js'
 import { HostUnavailable, Invalid } from '../db/errors.js'
 
 /** The host answered, but not with success: its status and a short reason, never its whole body. */

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import type { Connection } from '../db/connections.js'
+import type { Connection } from '../db/issue-host/connections.js'
 import { Invalid } from '../db/errors.js'
 import { hostRequest, type HostRequest } from './host-api.js'
 

@@ -1,6 +1,6 @@
-import type { Connection } from '../db/connections.js'
+import type { Connection } from '../db/issue-host/connections.js'
 import { HostUnavailable } from '../db/errors.js'
-import type { HostRepository } from '../db/host-sync.js'
+import type { HostRepository } from '../db/issue-host/host-sync.js'
 import { HostAnswer, hostRequest, pathSegment } from './host-api.js'
 import { permissionOf, type PermissionReader } from './issue-host.js'
 

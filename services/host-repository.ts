@@ -1,5 +1,5 @@
-import type { Connection } from '../db/connections.js'
-import type { RepositoryLookup } from '../db/host-sync.js'
+import type { Connection } from '../db/issue-host/connections.js'
+import type { RepositoryLookup } from '../db/issue-host/host-sync.js'
 import { hostRequest } from './host-api.js'
 import { hostRepository } from './issue-host.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { openSqliteFile } from '../db/sqlite.js'
+import { openSqliteFile } from '../db/engine/sqlite.js'
 import { openSqliteStore } from '../db/store.js'
 import { loadFixture } from '../services/fixtures.js'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS, P, testFixture } from './helper.js'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { EventEmitter } from 'node:events'
 import type { WebSocket } from 'ws'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChatRepository } from '../db/chat.js'
+import type { ChatRepository } from '../db/chat/repository.js'
 import { catchUp } from '../plugins/chat/catch-up.js'
 import { ChatHub, CLOSE_TOO_SLOW } from '../plugins/chat/hub.js'
 

@@ -1,6 +1,6 @@
 /* eslint-disable no-template-curly-in-string -- StreamElements variables are written ${name} */
 import t from 'tap'
-import { DEFAULT_FILTER_SETTINGS } from '../db/chat-filters.js'
+import { DEFAULT_FILTER_SETTINGS } from '../db/chat/filters.js'
 import { mapVariables, planImport } from '../plugins/chat/import-rules.js'
 import { cooldownLeft, paceWait, timerDue } from '../plugins/chat/pace.js'
 import { compilePattern, matchPattern, patternProblem } from '../plugins/chat/patterns.js'

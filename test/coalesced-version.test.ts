@@ -1,5 +1,5 @@
 import t from 'tap'
-import { coalescedVersion } from '../db/coalesced-version.js'
+import { coalescedVersion } from '../db/engine/coalesced-version.js'
 
 /** A query whose answers the test gives by hand, one per query sent, in order. */
 function manualQuery () {

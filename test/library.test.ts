@@ -80,6 +80,6 @@ t.test('the package: import by name, and npm pack holds only what users need', {
     !['package.json', 'README.md', 'dist/fixtures/demo.json', 'dist/board/index.html', 'dist/board/board.css', 'dist/board/icon.svg',
       'dist/plugins/graphql/schema/schema.graphql'].includes(f))
   t.same(unexpected, [], 'compiled JavaScript, declarations, the demo fixture, the board page, the GraphQL schema; nothing else')
-  for (const needed of ['dist/app.js', 'dist/app.d.ts', 'dist/db/migrations/index.js', 'dist/fixtures/demo.json', 'dist/server.js', 'dist/board/board.js']) t.ok(files.includes(needed), needed)
+  for (const needed of ['dist/app.js', 'dist/app.d.ts', 'dist/db/engine/migrations/index.js', 'dist/fixtures/demo.json', 'dist/server.js', 'dist/board/board.js']) t.ok(files.includes(needed), needed)
   t.notOk(files.some((f) => f.startsWith('dist/bench/') || f.startsWith('dist/sea/') || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), 'no benchmarks, sources or tests')
 })

@@ -1,8 +1,8 @@
 import pg from 'pg'
 import t from 'tap'
-import { isDatabaseUnavailable } from '../db/engine.js'
-import { applicationName } from '../db/postgres.js'
-import { counterConnection } from '../db/postgres-version.js'
+import { isDatabaseUnavailable } from '../db/engine/engine.js'
+import { applicationName } from '../db/engine/postgres.js'
+import { counterConnection } from '../db/engine/postgres-version.js'
 import { ranOnce } from './once.js'
 import { postgresAnswers, testSchema } from './pg.js'
 

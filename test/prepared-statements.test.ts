@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
 import t from 'tap'
-import { migrate } from '../db/migrations/index.js'
-import { postgresKysely } from '../db/postgres.js'
-import { prepared } from '../db/prepared.js'
-import { changeVersion } from '../db/transaction.js'
+import { migrate } from '../db/engine/migrations/index.js'
+import { postgresKysely } from '../db/engine/postgres.js'
+import { prepared } from '../db/engine/prepared.js'
+import { changeVersion } from '../db/engine/transaction.js'
 import { ranOnce } from './once.js'
 import { postgresAnswers, testSchema } from './pg.js'
 

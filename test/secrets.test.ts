@@ -2,8 +2,8 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../config.js'
-import { SEALED_PREFIX, SecretBox, parseSecretKey } from '../db/secret-box.js'
-import { openSqliteFile } from '../db/sqlite.js'
+import { SEALED_PREFIX, SecretBox, parseSecretKey } from '../db/engine/secret-box.js'
+import { openSqliteFile } from '../db/engine/sqlite.js'
 import { build, SECRET_KEY, type App } from './helper.js'
 
 const OTHER_KEY = Buffer.alloc(32, 9).toString('hex')

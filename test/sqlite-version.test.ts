@@ -3,9 +3,9 @@ import Database from 'better-sqlite3'
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { migrate } from '../db/migrations/index.js'
-import { sqliteKysely } from '../db/sqlite.js'
-import { sqliteVersionReader } from '../db/sqlite-version.js'
+import { migrate } from '../db/engine/migrations/index.js'
+import { sqliteKysely } from '../db/engine/sqlite.js'
+import { sqliteVersionReader } from '../db/engine/sqlite-version.js'
 
 async function migrated (path: string) {
   const { db, handle } = sqliteKysely(path)

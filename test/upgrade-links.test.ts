@@ -1,9 +1,9 @@
 import t from 'tap'
 import { Migrator, type Kysely, type Migration } from 'kysely'
-import { migrate, migrations, type Engine } from '../db/migrations/index.js'
-import { postgresKysely } from '../db/postgres.js'
+import { migrate, migrations, type Engine } from '../db/engine/migrations/index.js'
+import { postgresKysely } from '../db/engine/postgres.js'
 import type { Database } from '../db/schema.js'
-import { sqliteKysely } from '../db/sqlite.js'
+import { sqliteKysely } from '../db/engine/sqlite.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
 const NEW = '021-upgrade-links'

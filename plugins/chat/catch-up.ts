@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChatRepository } from '../../db/chat.js'
+import type { ChatRepository } from '../../db/chat/repository.js'
 import type { ChatHub } from './hub.js'
 
 /** Pages one catch-up reads at most; a socket still behind after them is told to resume. */

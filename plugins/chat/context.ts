@@ -1,6 +1,6 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyRequest } from 'fastify'
-import { ROLE_RANK, type ChatEvent, type ChatMember, type ChatRepository, type ChatRole } from '../../db/chat.js'
+import { ROLE_RANK, type ChatEvent, type ChatMember, type ChatRepository, type ChatRole } from '../../db/chat/repository.js'
 import type { UsersRepository } from '../../db/users.js'
 import { ErrorBody, errorResponses } from '../../schemas/common.js'
 import type { ChatHub } from './hub.js'

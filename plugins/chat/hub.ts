@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws'
-import type { ChatEvent } from '../../db/chat.js'
+import type { ChatEvent } from '../../db/chat/repository.js'
 
 /** A client whose unsent frames pass this many bytes is dropped rather than slowing the others. */
 const MAX_BUFFERED = 1024 * 1024

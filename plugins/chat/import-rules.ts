@@ -1,4 +1,4 @@
-import type { CommandPermission } from '../../db/chat.js'
+import type { CommandPermission } from '../../db/chat/repository.js'
 
 export type ImportFormat = 'nightbot' | 'streamelements'
 

@@ -1,7 +1,7 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { EmptyBody } from '../../schemas/common.js'
-import type { ChatMember, SendPlan } from '../../db/chat.js'
+import type { ChatMember, SendPlan } from '../../db/chat/repository.js'
 import { Held } from '../../schemas/chat-bot.js'
 import { IdParams, MessagePage, MessagesQuery, SendBody, SentMessage } from '../../schemas/chat.js'
 import { chatErrors as errors, tags, type ChatContext } from './context.js'

@@ -1,4 +1,4 @@
-import { ROLE_RANK, type ChatRole } from '../../db/chat.js'
+import { ROLE_RANK, type ChatRole } from '../../db/chat/repository.js'
 
 export interface ChatSettingsValue { slow_seconds: number, new_user_minutes: number, new_user_sends_per_minute: number }
 

@@ -1,4 +1,4 @@
-import { PERMISSION_RANK, ROLE_RANK, type ChatCommand, type ChatMember } from '../../db/chat.js'
+import { PERMISSION_RANK, ROLE_RANK, type ChatCommand, type ChatMember } from '../../db/chat/repository.js'
 import type { FilterHit } from './spam-rules.js'
 import { matchTerm } from './terms.js'
 

@@ -1,5 +1,5 @@
-import { ROLE_RANK, type ChatRole } from '../../db/chat.js'
-import type { FilterAction, FilterSettings, Sanction } from '../../db/chat-filters.js'
+import { ROLE_RANK, type ChatRole } from '../../db/chat/repository.js'
+import type { FilterAction, FilterSettings, Sanction } from '../../db/chat/filters.js'
 import { matchPattern } from './patterns.js'
 
 export interface FilterHit {

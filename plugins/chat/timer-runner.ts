@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChatEvent, ChatRepository } from '../../db/chat.js'
+import type { ChatEvent, ChatRepository } from '../../db/chat/repository.js'
 import { timerDue } from './pace.js'
 import { countersIn, expand, randomInt } from './variables.js'
 

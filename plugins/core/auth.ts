@@ -5,8 +5,8 @@ import fp from 'fastify-plugin'
 import type { IncomingHttpHeaders } from 'node:http'
 import { Forbidden, NotFound } from '../../db/errors.js'
 import type { Repository } from '../../db/repositories.js'
-import { sessionDigest, type SessionLifetimes } from '../../db/sessions.js'
-import { TOUCH_EVERY_MS, type Credential, type Principal } from '../../db/tokens.js'
+import { sessionDigest, type SessionLifetimes } from '../../db/sign-in/sessions.js'
+import { TOUCH_EVERY_MS, type Credential, type Principal } from '../../db/sign-in/tokens.js'
 import { hashToken, LEVELS, type AccessLevel, type User } from '../../db/users.js'
 
 const resolved = Symbol('planningUserResolved')

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, HookHandlerDoneFunctio
 import fp from 'fastify-plugin'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { isDatabaseUnavailable } from '../../db/engine.js'
+import { isDatabaseUnavailable } from '../../db/engine/engine.js'
 import { DomainError } from '../../db/errors.js'
 import { MAX_JSON_DEPTH, nestsDeeperThan, validatorCompiler } from './validation.js'
 

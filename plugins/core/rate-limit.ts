@@ -1,7 +1,7 @@
 import { httpErrors } from '@fastify/sensible'
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Principal } from '../../db/tokens.js'
+import type { Principal } from '../../db/sign-in/tokens.js'
 import type { User } from '../../db/users.js'
 import { INTERNAL_HEADER, isInternalRead } from './internal-reads.js'
 import type { PlanningRedis } from './redis.js'

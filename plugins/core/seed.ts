@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { lockFor } from '../../db/engine.js'
+import { lockFor } from '../../db/engine/engine.js'
 import type { Fixture } from '../../schemas/fixture.js'
 import { demoFixturePath, loadFixture, parseFixture, readFixtureFile, type FixtureProgress } from '../../services/fixtures.js'
 

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { GraphQLError, type ExecutionResult } from 'graphql'
 import { DomainError } from '../../db/errors.js'
-import { isDatabaseUnavailable } from '../../db/engine.js'
+import { isDatabaseUnavailable } from '../../db/engine/engine.js'
 
 /**
  * The one place where errors become GraphQL errors: domain errors (db/errors.ts) get their

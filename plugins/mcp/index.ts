@@ -6,7 +6,7 @@ import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { DomainError } from '../../db/errors.js'
-import { isDatabaseUnavailable } from '../../db/engine.js'
+import { isDatabaseUnavailable } from '../../db/engine/engine.js'
 import { TOOLS, type Tool, type ToolContext } from './tools.js'
 
 export interface McpPluginOptions {

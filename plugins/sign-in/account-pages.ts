@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { AccountLink, LinkKind } from '../../db/accounts.js'
+import type { AccountLink, LinkKind } from '../../db/sign-in/accounts.js'
 import { DomainError, Gone, NotFound } from '../../db/errors.js'
 import { ErrorBody, errorResponses } from '../../schemas/common.js'
 import { FormBody, Joined, JoinBody, LinkParams, ResetBody, SetupBody } from '../../schemas/invites.js'

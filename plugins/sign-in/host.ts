@@ -1,6 +1,6 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import * as client from 'openid-client'
-import type { Connection } from '../../db/connections.js'
+import type { Connection } from '../../db/issue-host/connections.js'
 import { HostOAuthToken, HostOAuthUser } from '../../schemas/sign-in.js'
 import type { HostFetch } from '../../services/host-fetch.js'
 

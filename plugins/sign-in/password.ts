@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { CookieSerializeOptions } from '@fastify/cookie'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { SessionLifetimes } from '../../db/sessions.js'
+import type { SessionLifetimes } from '../../db/sign-in/sessions.js'
 import { ErrorBody, errorResponses } from '../../schemas/common.js'
 import { PasswordSignInBody, SignedIn } from '../../schemas/passwords.js'
 import { startSession } from '../../services/accounts.js'

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { createHostedImportsRepository, createHostedSync, hostedTokenContext, type HostedJob, type HostedProgress } from '../../db/hosted-imports.js'
+import { createHostedImportsRepository, createHostedSync, hostedTokenContext, type HostedJob, type HostedProgress } from '../../db/issue-host/hosted-imports.js'
 import { unprioritizedRank } from '../../db/ranking.js'
 import type { PlanningStore } from '../../db/store.js'
 import {
@@ -8,8 +8,8 @@ import {
   RemoteReportList, RemoteStartDate, RemoteWorkspaces
 } from '../../schemas/hosted-import.js'
 import { DomainError } from '../../db/errors.js'
-import { isDatabaseUnavailable, lockFor } from '../../db/engine.js'
-import { SEALED_PREFIX, type SecretBox } from '../../db/secret-box.js'
+import { isDatabaseUnavailable, lockFor } from '../../db/engine/engine.js'
+import { SEALED_PREFIX, type SecretBox } from '../../db/engine/secret-box.js'
 import { HostedAuthError, HostedClient, HostedError, type Fetch } from './client.js'
 
 export interface HostedImporterOptions {

@@ -1,8 +1,8 @@
-import { createHostedImportsRepository, hostedImportShape, hostedTokenContext } from '../../db/hosted-imports.js'
+import { createHostedImportsRepository, hostedImportShape, hostedTokenContext } from '../../db/issue-host/hosted-imports.js'
 import type { PlanningStore } from '../../db/store.js'
 import type { HostedImport } from '../../schemas/hosted-import.js'
 import { Invalid } from '../../db/errors.js'
-import { SECRET_KEY_HINT } from '../../db/secret-box.js'
+import { SECRET_KEY_HINT } from '../../db/engine/secret-box.js'
 import { estimateRequests, type HostedImporter } from './importer.js'
 
 export { HostedImporter, estimateRequests, type HostedImporterOptions } from './importer.js'

@@ -12,8 +12,8 @@ type Send = (...args: unknown[]) => unknown
 /**
  * A PostgreSQL write makes two round trips fewer (see docs/development.md, "Benchmarks"): the
  * `begin` Kysely sends is held here and goes with the transaction's first statement when that is
- * its lock (db/engine.ts) or its counter bump; a write's last statement carries its commit
- * (db/transaction.ts), and the `commit` Kysely sends after it is answered here. Each joined pair
+ * its lock (db/engine/engine.ts) or its counter bump; a write's last statement carries its commit
+ * (db/engine/transaction.ts), and the `commit` Kysely sends after it is answered here. Each joined pair
  * goes as one simple query; anything else goes as it is, a held `begin` queued first. Returns what
  * to call when the client goes back to the pool (nothing held is carried to its next user).
  */

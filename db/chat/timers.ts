@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
-import type { Static } from '../schemas/common.js'
-import type { CreateTimerBody, Timer as TimerSchema, UpdateTimerBody } from '../schemas/chat-bot.js'
-import { appendEvent, postMessage, sameText, unique, type ChatEvent } from './chat-log.js'
-import { Conflict, NotFound } from './errors.js'
-import { nowIso } from './ids.js'
-import { atomic, type Executor } from './transaction.js'
+import type { Static } from '../../schemas/common.js'
+import type { CreateTimerBody, Timer as TimerSchema, UpdateTimerBody } from '../../schemas/chat-bot.js'
+import { appendEvent, postMessage, sameText, unique, type ChatEvent } from './log.js'
+import { Conflict, NotFound } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { atomic, type Executor } from '../engine/transaction.js'
 
 export type Timer = Static<typeof TimerSchema>
 export type TimerInput = Static<typeof CreateTimerBody>

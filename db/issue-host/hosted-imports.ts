@@ -1,12 +1,12 @@
 import { sql } from 'kysely'
-import type { HostedImport } from '../schemas/hosted-import.js'
-import { reaches } from './graph.js'
-import { NotFound } from './errors.js'
-import { newObjectId, nowIso } from './ids.js'
-import { createRepositoriesRepository, touchPlanning } from './repositories.js'
-import { unprioritizedRank } from './ranking.js'
-import type { HostedImportsTable } from './schema.js'
-import { notedEvents, type Executor } from './transaction.js'
+import type { HostedImport } from '../../schemas/hosted-import.js'
+import { reaches } from '../graph.js'
+import { NotFound } from '../errors.js'
+import { newObjectId, nowIso } from '../ids.js'
+import { createRepositoriesRepository, touchPlanning } from '../repositories.js'
+import { unprioritizedRank } from '../ranking.js'
+import type { HostedImportsTable } from '../schema.js'
+import { notedEvents, type Executor } from '../engine/transaction.js'
 
 /** Where a resumed run goes on: the repository (by index), the stage and the item within it. */
 export interface HostedProgress {

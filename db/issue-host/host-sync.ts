@@ -1,13 +1,13 @@
 import { sql } from 'kysely'
-import { announce, issueContext } from './announce.js'
-import { createAuditRepository } from './audit.js'
-import { createBoardsRepository } from './boards.js'
-import { DomainEvents, NOBODY } from './domain-events.js'
-import { recordMilestone } from './history.js'
-import { createRepositoriesRepository, issueByNumber } from './repositories.js'
-import { nowIso } from './ids.js'
-import { notedEvents, type Executor } from './transaction.js'
-import { createUsersRepository, LEVELS, type PermissionName } from './users.js'
+import { announce, issueContext } from '../announce.js'
+import { createAuditRepository } from '../sign-in/audit.js'
+import { createBoardsRepository } from '../boards.js'
+import { DomainEvents, NOBODY } from '../domain-events.js'
+import { recordMilestone } from '../history.js'
+import { createRepositoriesRepository, issueByNumber } from '../repositories.js'
+import { nowIso } from '../ids.js'
+import { notedEvents, type Executor } from '../engine/transaction.js'
+import { createUsersRepository, LEVELS, type PermissionName } from '../users.js'
 
 /** The permission names by level, as the audit log says them. */
 const LEVEL_NAMES = ['none', 'read', 'write', 'admin'] as const

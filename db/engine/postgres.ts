@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { joinRoundTrips } from './postgres-round-trips.js'
 import { statementName } from './prepared.js'
-import type { Database } from './schema.js'
+import type { Database } from '../schema.js'
 
 // BIGINT (ids, epoch milliseconds, counts) arrives as text by default; every value we keep fits
 // in a double, so take them as numbers, as SQLite gives them.
@@ -22,7 +22,7 @@ export interface PostgresOptions {
   timeoutMs?: number
   /** the connect timeout alone (default timeoutMs) */
   connectTimeoutMs?: number
-  /** the prepared queries (db/prepared.ts) as named statements (default true; false behind a pooler that does not keep them) */
+  /** the prepared queries (db/engine/prepared.ts) as named statements (default true; false behind a pooler that does not keep them) */
   preparedStatements?: boolean
   /** told when PostgreSQL drops a connection of the pool (a restart, pg_terminate_backend) */
   onConnectionError?: (err: Error) => void
@@ -88,7 +88,7 @@ const isStale = (err: { code?: unknown, routine?: unknown } | undefined): boolea
   (err?.code === '26000' && err.routine === 'FetchPreparedStatement') || (err?.code === '0A000' && err.routine === 'RevalidateCachedQuery')
 
 /**
- * Kysely sends SQL and values; a prepared query's SQL (db/prepared.ts) goes as a named statement,
+ * Kysely sends SQL and values; a prepared query's SQL (db/engine/prepared.ts) goes as a named statement,
  * which pg parses once per connection, and PostgreSQL keeps it parsed: a hot path's statement
  * skips the parse on every run, and after a few runs the plan as well.
  */

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database } from './schema.js'
+import type { Database } from '../schema.js'
 
 /** Tables in the order their references need (every table a row points to comes first). */
 const TABLES: Array<keyof Database> = [

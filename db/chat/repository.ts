@@ -1,17 +1,17 @@
 import { sql } from 'kysely'
-import type { Static } from '../schemas/common.js'
+import type { Static } from '../../schemas/common.js'
 import type {
   BlockedTerm, ChatCommand as ChatCommandSchema, ChatMember as ChatMemberSchema, ChatMessage as ChatMessageSchema,
   ChatRole as ChatRoleSchema, CommandPermission as CommandPermissionSchema, CreateCommandBody
-} from '../schemas/chat.js'
-import { appendEvent, BOT, lockMember, messageRows as messages, postMessage, sameText, toMessage, unique, type ChatEvent } from './chat-log.js'
-import { createChatCountersRepository } from './chat-counters.js'
-import { createChatFiltersRepository } from './chat-filters.js'
-import { createChatHeldRepository } from './chat-held.js'
-import { createChatTimersRepository } from './chat-timers.js'
-import { Conflict, NotFound } from './errors.js'
-import { nowIso } from './ids.js'
-import { atomic, type Executor } from './transaction.js'
+} from '../../schemas/chat.js'
+import { appendEvent, BOT, lockMember, messageRows as messages, postMessage, sameText, toMessage, unique, type ChatEvent } from './log.js'
+import { createChatCountersRepository } from './counters.js'
+import { createChatFiltersRepository } from './filters.js'
+import { createChatHeldRepository } from './held.js'
+import { createChatTimersRepository } from './timers.js'
+import { Conflict, NotFound } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { atomic, type Executor } from '../engine/transaction.js'
 
 export type ChatRole = Static<typeof ChatRoleSchema>
 export type CommandPermission = Static<typeof CommandPermissionSchema>

@@ -1,8 +1,8 @@
-import { isUniqueViolation } from './engine.js'
-import { Conflict } from './errors.js'
-import { nowIso } from './ids.js'
-import type { Executor } from './transaction.js'
-import type { User } from './users.js'
+import { isUniqueViolation } from '../engine/engine.js'
+import { Conflict } from '../errors.js'
+import { nowIso } from '../ids.js'
+import type { Executor } from '../engine/transaction.js'
+import type { User } from '../users.js'
 
 /** People an OpenID provider vouches for (`sub` at `iss`), each linked to one local user. */
 export function createOidcIdentitiesRepository (db: Executor) {

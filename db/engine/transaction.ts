@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { engineOf } from './engine.js'
 import { prepared } from './prepared.js'
-import type { Executor } from './schema.js'
+import type { Executor } from '../schema.js'
 
 export type { Executor }
 
@@ -10,14 +10,14 @@ const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_e
 
 /**
  * On PostgreSQL the bump goes with the commit, in one round trip (two statements in one simple
- * query; db/postgres-round-trips.ts answers the commit Kysely sends after it). It also says which
+ * query; db/engine/postgres-round-trips.ts answers the commit Kysely sends after it). It also says which
  * instances watch the counter (their list is in its row) and stamps the issue events the
  * transaction wrote.
  */
 const BUMP_AND_COMMIT = 'UPDATE change_counter SET value = value + 1 WHERE id = 1 RETURNING value, listeners; COMMIT'
 const BUMP_STAMP_AND_COMMIT = 'WITH bumped AS (UPDATE change_counter SET value = value + 1 WHERE id = 1 RETURNING value, listeners), ' +
   'stamped AS (UPDATE issue_events SET version = (SELECT value FROM bumped) WHERE version IS NULL) SELECT value, listeners FROM bumped; COMMIT'
-/** The statements that commit the transaction they end (db/postgres-round-trips.ts sends them as one simple query). */
+/** The statements that commit the transaction they end (db/engine/postgres-round-trips.ts sends them as one simple query). */
 export const COMMITTING_STATEMENTS: readonly string[] = [BUMP_AND_COMMIT, BUMP_STAMP_AND_COMMIT]
 
 /** What to do once a transaction has committed (tell the webhook worker, say), by transaction. */

@@ -1,9 +1,9 @@
-import type { Static } from '../schemas/common.js'
-import type { AuditEntry } from '../schemas/audit.js'
-import { lockFor } from './engine.js'
-import { Invalid } from './errors.js'
-import { nowIso } from './ids.js'
-import { atomic, type Executor } from './transaction.js'
+import type { Static } from '../../schemas/common.js'
+import type { AuditEntry } from '../../schemas/audit.js'
+import { lockFor } from '../engine/engine.js'
+import { Invalid } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { atomic, type Executor } from '../engine/transaction.js'
 
 export type AuditEntryRow = Static<typeof AuditEntry>
 

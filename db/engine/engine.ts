@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely'
-import type { Executor } from './schema.js'
+import type { Executor } from '../schema.js'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -16,7 +16,7 @@ export async function lockFor (trx: Executor, key: string): Promise<void> {
   if (engineOf(trx) === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx)
 }
 
-/** The lock's SQL as it is sent (db/postgres-round-trips.ts sends it with the transaction's begin). */
+/** The lock's SQL as it is sent (db/engine/postgres-round-trips.ts sends it with the transaction's begin). */
 export const LOCK_STATEMENT = 'SELECT pg_advisory_xact_lock(hashtext($1))'
 
 /** Whether an error is a unique-constraint violation (two writers raced to the same key). */

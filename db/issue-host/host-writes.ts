@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
-import { nowIso } from './ids.js'
-import { writeTransaction, type Executor } from './transaction.js'
+import { nowIso } from '../ids.js'
+import { writeTransaction, type Executor } from '../engine/transaction.js'
 
 /** What the host should be told about one issue's labels, read when the write is sent. */
 export interface WantedLabels {

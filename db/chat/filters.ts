@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
-import type { Static } from '../schemas/common.js'
-import type { ChatSettings as ChatSettingsSchema, FilterAction as FilterActionSchema, FilterPattern as PatternSchema, FilterSettings as FilterSettingsSchema } from '../schemas/chat-bot.js'
-import { appendEvent, lockMember, type ChatEvent } from './chat-log.js'
-import { Conflict, Invalid, NotFound } from './errors.js'
-import { nowIso } from './ids.js'
-import { atomic, type Executor } from './transaction.js'
+import type { Static } from '../../schemas/common.js'
+import type { ChatSettings as ChatSettingsSchema, FilterAction as FilterActionSchema, FilterPattern as PatternSchema, FilterSettings as FilterSettingsSchema } from '../../schemas/chat-bot.js'
+import { appendEvent, lockMember, type ChatEvent } from './log.js'
+import { Conflict, Invalid, NotFound } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { atomic, type Executor } from '../engine/transaction.js'
 
 export type FilterAction = Static<typeof FilterActionSchema>
 export type FilterPattern = Static<typeof PatternSchema>

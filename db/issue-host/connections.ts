@@ -1,10 +1,10 @@
 import type { Selectable } from 'kysely'
-import { Conflict, Invalid, NotFound } from './errors.js'
-import { newObjectId, nowIso } from './ids.js'
-import type { ConnectionsTable, ImportsTable } from './schema.js'
-import { SecretBox } from './secret-box.js'
-import { lockFor } from './engine.js'
-import { atomic, writeTransaction, type Executor } from './transaction.js'
+import { Conflict, Invalid, NotFound } from '../errors.js'
+import { newObjectId, nowIso } from '../ids.js'
+import type { ConnectionsTable, ImportsTable } from '../schema.js'
+import { SecretBox } from '../engine/secret-box.js'
+import { lockFor } from '../engine/engine.js'
+import { atomic, writeTransaction, type Executor } from '../engine/transaction.js'
 
 export type Connection = Selectable<ConnectionsTable>
 export type ImportRow = Selectable<ImportsTable>

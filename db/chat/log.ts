@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
-import type { Static } from '../schemas/common.js'
-import type { ChatMessage as ChatMessageSchema, ChatRole as ChatRoleSchema } from '../schemas/chat.js'
-import { isUniqueViolation } from './engine.js'
-import { Conflict } from './errors.js'
-import { nowIso } from './ids.js'
-import type { Executor } from './transaction.js'
+import type { Static } from '../../schemas/common.js'
+import type { ChatMessage as ChatMessageSchema, ChatRole as ChatRoleSchema } from '../../schemas/chat.js'
+import { isUniqueViolation } from '../engine/engine.js'
+import { Conflict } from '../errors.js'
+import { nowIso } from '../ids.js'
+import type { Executor } from '../engine/transaction.js'
 
 type ChatRole = Static<typeof ChatRoleSchema>
 type ChatMessage = Static<typeof ChatMessageSchema>

@@ -1,5 +1,5 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
-import type { Database } from '../schema.js'
+import type { Database } from '../../schema.js'
 import { changeWatchMigration } from './change-watch.js'
 import { chatBotMigration } from './chat-bot.js'
 import { connectionsMigration } from './connections.js'

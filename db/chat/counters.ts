@@ -1,10 +1,10 @@
 import { sql } from 'kysely'
-import type { Static } from '../schemas/common.js'
-import type { Counter as CounterSchema } from '../schemas/chat-bot.js'
-import { appendEvent, type ChatEvent } from './chat-log.js'
-import { NotFound } from './errors.js'
-import { nowIso } from './ids.js'
-import { atomic, type Executor } from './transaction.js'
+import type { Static } from '../../schemas/common.js'
+import type { Counter as CounterSchema } from '../../schemas/chat-bot.js'
+import { appendEvent, type ChatEvent } from './log.js'
+import { NotFound } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { atomic, type Executor } from '../engine/transaction.js'
 
 export type Counter = Static<typeof CounterSchema>
 

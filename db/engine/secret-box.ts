@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { Invalid } from './errors.js'
+import { Invalid } from '../errors.js'
 
 /** Stored values that start with this are ciphertext; anything else is a plaintext value from before SECRET_KEY. */
 export const SEALED_PREFIX = 'enc:v1:'

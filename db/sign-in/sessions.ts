@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { prepared } from './prepared.js'
+import { prepared } from '../engine/prepared.js'
 import type { Principal } from './tokens.js'
-import type { Executor } from './transaction.js'
-import { hashToken, type User } from './users.js'
+import type { Executor } from '../engine/transaction.js'
+import { hashToken, type User } from '../users.js'
 
 export interface SessionLifetimes {
   /** a session not used for this long ends */

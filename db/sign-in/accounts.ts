@@ -1,10 +1,10 @@
 import { sql, type Selectable } from 'kysely'
-import type { AccountLinksTable } from './schema.js'
-import { lockFor } from './engine.js'
-import { Conflict, Gone, NotFound } from './errors.js'
-import { newObjectId, nowIso } from './ids.js'
-import type { Executor } from './transaction.js'
-import { generateToken, hashToken, type User } from './users.js'
+import type { AccountLinksTable } from '../schema.js'
+import { lockFor } from '../engine/engine.js'
+import { Conflict, Gone, NotFound } from '../errors.js'
+import { newObjectId, nowIso } from '../ids.js'
+import type { Executor } from '../engine/transaction.js'
+import { generateToken, hashToken, type User } from '../users.js'
 
 export type LinkKind = 'invite' | 'reset' | 'setup'
 

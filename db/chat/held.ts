@@ -1,9 +1,9 @@
-import type { Static } from '../schemas/common.js'
-import type { HeldMessage as HeldSchema } from '../schemas/chat-bot.js'
-import { appendEvent, postMessage, type ChatEvent } from './chat-log.js'
-import { Conflict, NotFound } from './errors.js'
-import { nowIso } from './ids.js'
-import { atomic, type Executor } from './transaction.js'
+import type { Static } from '../../schemas/common.js'
+import type { HeldMessage as HeldSchema } from '../../schemas/chat-bot.js'
+import { appendEvent, postMessage, type ChatEvent } from './log.js'
+import { Conflict, NotFound } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { atomic, type Executor } from '../engine/transaction.js'
 
 export type HeldMessage = Static<typeof HeldSchema>
 export type HeldStatus = HeldMessage['status']

@@ -1,8 +1,8 @@
-import { lockFor } from './engine.js'
-import { Conflict, NotFound } from './errors.js'
-import { nowIso } from './ids.js'
-import { writeTransaction, type Executor } from './transaction.js'
-import type { User } from './users.js'
+import { lockFor } from '../engine/engine.js'
+import { Conflict, NotFound } from '../errors.js'
+import { nowIso } from '../ids.js'
+import { writeTransaction, type Executor } from '../engine/transaction.js'
+import type { User } from '../users.js'
 
 export interface Identity {
   connection_id: string

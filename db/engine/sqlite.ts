@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { Database as Tables } from './schema.js'
+import type { Database as Tables } from '../schema.js'
 
 export type SqliteHandle = Database.Database
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import type { CompiledQuery, QueryResult } from 'kysely'
-import type { Executor } from './schema.js'
+import type { Executor } from '../schema.js'
 
 const SLOT = '\u0000slot:'
 
 // The SQL of every prepared query, with the name PostgreSQL keeps its parsed and planned statement
-// under on each connection (db/postgres.ts); a bounded set, as the queries are built at start.
+// under on each connection (db/engine/postgres.ts); a bounded set, as the queries are built at start.
 const names = new Map<string, string>()
 
 /** The statement name of a prepared query's SQL, or undefined for any other SQL. */
