@@ -1,3 +1,4 @@
+import type { Selectable } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { Sprint as SprintSchema, SprintConfig as SprintConfigSchema } from '../schemas/sprints.js'
 import { announce, issueContext } from './announce.js'
@@ -9,22 +10,14 @@ import { newObjectId } from './ids.js'
 import { refKey, resolveRefs, toRef, type IssueRef } from './issue-refs.js'
 import { touchPlanning } from './repositories.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
+import type { SprintsTable } from './schema.js'
 import type { User } from './users.js'
 import { addDays, startOfDay } from './zoned-time.js'
 
 export type SprintConfig = Static<typeof SprintConfigSchema>
 export type Sprint = Static<typeof SprintSchema>
 
-export interface SprintRow {
-  id: string
-  workspace_id: string
-  number: number
-  name: string
-  starts_at: string
-  ends_at: string
-  started: number
-  ended: number
-}
+export type SprintRow = Selectable<SprintsTable>
 const COLUMNS = ['id', 'workspace_id', 'number', 'name', 'starts_at', 'ends_at', 'started', 'ended'] as const
 const toRow = (r: SprintRow): SprintRow => ({ ...r, number: Number(r.number), started: Number(r.started), ended: Number(r.ended) })
 

@@ -5,7 +5,7 @@ import { NotFound } from '../errors.js'
 import { newObjectId, nowIso } from '../ids.js'
 import { createRepositoriesRepository, touchPlanning } from '../repositories.js'
 import { unprioritizedRank } from '../ranking.js'
-import type { HostedImportsTable } from '../schema.js'
+import type { HostedImportsTable, IssueEventsTable } from '../schema.js'
 import { notedEvents, type Executor } from '../engine/transaction.js'
 
 /** Where a resumed run goes on: the repository (by index), the stage and the item within it. */
@@ -184,15 +184,7 @@ export function hostedImportShape (job: HostedJob): HostedImport {
 }
 
 type Ref = { repo_id: number, issue_number: number }
-interface EventRow {
-  type: string
-  created_at: string
-  from_estimate: number | null
-  to_estimate: number | null
-  from_pipeline: string | null
-  to_pipeline: string | null
-  workspace_id: string | null
-}
+type EventRow = Pick<IssueEventsTable, 'type' | 'created_at' | 'from_estimate' | 'to_estimate' | 'from_pipeline' | 'to_pipeline' | 'workspace_id'>
 export interface RemotePipeline {
   id: string
   name: string
