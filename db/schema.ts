@@ -33,6 +33,7 @@ export interface Database extends ChatBotTables {
   change_counter: ChangeCounterTable
   connections: ConnectionsTable
   connection_deliveries: ConnectionDeliveriesTable
+  connection_delivery_log: ConnectionDeliveryLogTable
   imports: ImportsTable
   hosted_imports: HostedImportsTable
   hosted_ids: HostedIdsTable
@@ -258,6 +259,18 @@ export interface ConnectionsTable {
   created_at: string
 }
 export interface ConnectionDeliveriesTable { connection_id: string, delivery_id: string, received_at: number }
+/** A connection's last signed deliveries and what came of each (the newest few are kept). */
+export interface ConnectionDeliveryLogTable {
+  id: string
+  connection_id: string
+  received_at: number
+  event: string
+  action: string | null
+  /** pong, handled, ignored, duplicate, stale, or failed */
+  result: string
+  /** why it was ignored or failed */
+  detail: string | null
+}
 export interface ImportsTable {
   id: string
   connection_id: string

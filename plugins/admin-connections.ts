@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ListedConnection } from '../db/issue-host/connections.js'
-import { ConnectionParams, ConnectionReply, CreateConnectionBody, CreateImportBody, RepositoryImport, UpdateConnectionBody } from '../schemas/admin.js'
+import { ConnectionParams, ConnectionReply, CreateConnectionBody, CreateImportBody, LoggedDelivery, RepositoryImport, UpdateConnectionBody } from '../schemas/admin.js'
 import { Type, EmptyBody, type ErrorBody } from '../schemas/common.js'
 import { checkRepositoryName, connect } from '../services/connections.js'
 import { Importer } from '../services/importer.js'
@@ -71,6 +71,17 @@ const connectionRoutes: FastifyPluginAsyncTypebox<{ tags: string[], errors: Reco
   }, async (request, reply) => {
     await connections.remove(request.params.id)
     return await reply.status(204).send(undefined)
+  })
+
+  fastify.get('/connections/:id/deliveries', {
+    schema: { tags, summary: 'A connection\'s last signed deliveries (event, time, result), newest first', params: ConnectionParams, response: { 200: Type.Array(LoggedDelivery), ...errors } }
+  }, async (request) => await connections.recentDeliveries(request.params.id))
+
+  fastify.get('/connections/:id/imports', {
+    schema: { tags, summary: 'A connection\'s latest imports, newest first', params: ConnectionParams, response: { 200: Type.Array(RepositoryImport), ...errors } }
+  }, async (request) => {
+    await connections.require(request.params.id)
+    return await connections.recentImports(request.params.id)
   })
 
   fastify.post('/connections/:id/imports', {

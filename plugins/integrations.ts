@@ -118,20 +118,39 @@ const integrations: FastifyPluginAsyncTypebox<IntegrationsOptions> = async (fast
     if (request.body === undefined) verified(request, Buffer.alloc(0))
     const event = header(request, 'x-github-event', 'x-gitea-event', 'x-forgejo-event')
     if (event === undefined) throw httpErrors.badRequest('the event name is missing (X-GitHub-Event, X-Gitea-Event or X-Forgejo-Event)')
-    if (event === 'ping') return { result: 'pong' }
     const payload = request.body as Record<string, unknown> | undefined
-    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw httpErrors.badRequest('body must be the event\'s JSON payload')
-    const delivery = header(request, 'x-github-delivery', 'x-gitea-delivery', 'x-forgejo-delivery')
-    const hostFetch = options.hostFetch ?? fastify.planningHosts.fetch
-    const reader = permissionReader(connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
-    const own = ownAccount(fastify.planningStore, connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
-    const lookup = repositoryLookup(connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
-    const result = await handleDelivery(fastify.planningStore, connection, event, delivery, payload, reader, own, lookup)
-    if (result.outcome === 'ignored') {
-      request.log.info({ event, action: payload.action, connection: connection.id, reason: result.reason }, 'issue-host event not applied')
-      return await reply.status(202).send({ result: result.outcome })
+    const action = typeof payload?.action === 'string' ? payload.action.slice(0, 100) : null
+    // The signature matched: the delivery is the host's, and its outcome goes to the connection's log.
+    const log = async (result: string, detail: string | null = null) => {
+      try {
+        await connections.logDelivery(connection.id, { event: event.slice(0, 100), action, result, detail })
+      } catch (err) {
+        request.log.warn({ err, connection: connection.id }, 'could not log the delivery')
+      }
     }
-    return { result: result.outcome }
+    if (event === 'ping') {
+      await log('pong')
+      return { result: 'pong' }
+    }
+    try {
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw httpErrors.badRequest('body must be the event\'s JSON payload')
+      const delivery = header(request, 'x-github-delivery', 'x-gitea-delivery', 'x-forgejo-delivery')
+      const hostFetch = options.hostFetch ?? fastify.planningHosts.fetch
+      const reader = permissionReader(connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
+      const own = ownAccount(fastify.planningStore, connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
+      const lookup = repositoryLookup(connection, { fetch: hostFetch, timeoutMs: options.hostTimeoutMs })
+      const result = await handleDelivery(fastify.planningStore, connection, event, delivery, payload, reader, own, lookup)
+      await log(result.outcome, result.outcome === 'ignored' ? result.reason ?? null : null)
+      if (result.outcome === 'ignored') {
+        request.log.info({ event, action: payload.action, connection: connection.id, reason: result.reason }, 'issue-host event not applied')
+        return await reply.status(202).send({ result: result.outcome })
+      }
+      return { result: result.outcome }
+    } catch (err) {
+      const { statusCode, message } = err as { statusCode?: number, message?: string }
+      await log('failed', `${statusCode ?? 500}: ${message ?? 'error'}`)
+      throw err
+    }
   })
 }
 

@@ -176,6 +176,14 @@ export const RepositoryFullName = Type.String({
 export const CreateImportBody = Type.Object({
   repository: RepositoryFullName
 }, { additionalProperties: false })
+/** One of a connection's last deliveries: the event, when, and what came of it. */
+export const LoggedDelivery = Type.Object({
+  received_at: Type.String(),
+  event: Type.String(),
+  action: Type.Union([Type.String(), Type.Null()]),
+  result: Type.Union(['pong', 'handled', 'ignored', 'duplicate', 'stale', 'failed'].map((r) => Type.Literal(r))),
+  detail: Type.Union([Type.String({ description: 'why it was ignored or failed' }), Type.Null()])
+})
 export const RepositoryImport = Type.Object({
   id: Type.String(),
   connection_id: Type.String(),

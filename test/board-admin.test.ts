@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import t from 'tap'
+import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { browserSkip, launchBrowser, newContext } from './browser.js'
@@ -82,6 +83,38 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   const platform = (await admin(app, '/admin/workspaces') as Array<{ name: string, repositories: number[], pipelines: Array<{ name: string }> }>).find((w) => w.name === 'Platform')
   t.same(platform?.repositories, [2 ** 40])
   t.same(platform?.pipelines.map((p) => p.name), ['Done', 'Backlog', 'Doing', 'Review'], 'added, moved, renamed and dragged: in the API at once')
+
+  // Connections: a Gitea connected, its webhook shown once, a signed delivery in its log, an import with its progress.
+  const conns = view.getByRole('region', { name: 'Connections' })
+  await conns.getByRole('button', { name: 'Connect an issue host' }).click()
+  await conns.getByLabel('Kind').selectOption({ label: 'Gitea' })
+  await conns.getByRole('button', { name: 'Connect', exact: true }).click()
+  t.equal(await conns.getByLabel('Web address').getAttribute('aria-invalid'), 'true', 'Gitea needs its web address, said at the field')
+  await conns.getByLabel('Web address').fill('http://127.0.0.1:9')
+  await conns.getByLabel('Token').fill('gitea-token')
+  await conns.getByRole('button', { name: 'Connect', exact: true }).click()
+  const hook = conns.getByRole('group', { name: 'The new connection\'s webhook' })
+  const url = await hook.getByLabel('Payload URL').inputValue()
+  const secret = await hook.getByLabel('Secret').inputValue()
+  t.equal(await hook.getByRole('button', { name: 'Copy' }).count(), 2, 'each with a Copy button')
+  const listed = await admin(app, '/admin/connections') as Array<{ id: string, kind: string, has_token: boolean }>
+  t.match(listed, [{ kind: 'gitea', has_token: true }], 'in the API at once')
+  t.equal(url, `${address}/integrations/${listed[0].id}/webhook`, 'the absolute payload URL')
+  const body = JSON.stringify({ zen: 'hi' })
+  const ping = await app.inject({ method: 'POST', url: new URL(url).pathname, headers: { 'content-type': 'application/json', 'x-gitea-event': 'ping', 'x-gitea-signature': createHmac('sha256', secret).update(body).digest('hex') }, payload: body })
+  t.equal(ping.statusCode, 200, 'the secret shown signs deliveries')
+  const conn = conns.getByRole('region', { name: 'Gitea http://127.0.0.1:9' })
+  await conn.getByRole('button', { name: 'Refresh the deliveries of http://127.0.0.1:9' }).click()
+  await conn.getByRole('cell', { name: 'pong' }).waitFor()
+  await conn.getByLabel('Repository to import').fill('team/planning')
+  await conn.getByRole('button', { name: 'Import' }).click()
+  const bar = conn.getByRole('progressbar', { name: 'Import of team/planning' })
+  await bar.waitFor()
+  // A private address is refused by the host policy: the import fails at once and says so.
+  await conn.getByText(/team\/planning: failed/).waitFor()
+  t.equal(await bar.getAttribute('value'), '1', 'the bar ends full')
+  t.equal(await sideways(page), 0, 'Connections: no sideways scroll at 390 px')
+  t.same(await axe(page), [], 'axe: no serious or critical violation with the connection shown')
 
   // The Account view: a password too short is refused next to its field; a token shown once, then revoked.
   await page.getByRole('link', { name: 'Account' }).click()

@@ -41,6 +41,10 @@ function checkOAuthPair (c: { oauth_client_id: string | null, oauth_client_secre
 
 /** Delivery ids are remembered this long: hosts redeliver within hours, not weeks. */
 const KEPT_DELIVERIES_MS = 30 * 24 * 3600 * 1000
+/** How many of a connection's last deliveries the log keeps. */
+export const LOGGED_DELIVERIES = 20
+
+export interface LoggedDelivery { event: string, action: string | null, result: string, detail: string | null }
 
 /**
  * Connections to issue hosts, the deliveries they sent, and repository imports. Connections come
@@ -150,6 +154,32 @@ export function createConnectionsRepository (db: Executor, secrets: SecretBox = 
         await trx.deleteFrom('connection_deliveries').where('received_at', '<', now - KEPT_DELIVERIES_MS).execute()
       }
       return inserted !== undefined
+    },
+
+    /** Writes a signed delivery's outcome to the connection's log, keeping only the newest LOGGED_DELIVERIES. */
+    async logDelivery (connectionId: string, delivery: LoggedDelivery): Promise<void> {
+      await writeTransaction(db, async (trx) => {
+        await trx.insertInto('connection_delivery_log').values({
+          id: newObjectId(), connection_id: connectionId, received_at: Date.now(), ...delivery, detail: delivery.detail?.slice(0, 300) ?? null
+        }).execute()
+        const kept = trx.selectFrom('connection_delivery_log').select('id').where('connection_id', '=', connectionId)
+          .orderBy('received_at', 'desc').orderBy('id', 'desc').limit(LOGGED_DELIVERIES)
+        await trx.deleteFrom('connection_delivery_log').where('connection_id', '=', connectionId).where('id', 'not in', kept).execute()
+      })
+    },
+
+    /** The connection's last deliveries, newest first (404 for an unknown connection). */
+    async recentDeliveries (connectionId: string): Promise<Array<LoggedDelivery & { received_at: string }>> {
+      if (await byId(connectionId) === undefined) throw new NotFound(`connection ${connectionId} not found`)
+      const rows = await db.selectFrom('connection_delivery_log').select(['received_at', 'event', 'action', 'result', 'detail'])
+        .where('connection_id', '=', connectionId).orderBy('received_at', 'desc').orderBy('id', 'desc').limit(LOGGED_DELIVERIES).execute()
+      return rows.map((r) => ({ ...r, received_at: new Date(Number(r.received_at)).toISOString() }))
+    },
+
+    /** The connection's latest imports, newest first. */
+    async recentImports (connectionId: string): Promise<ImportRow[]> {
+      return await db.selectFrom('imports').selectAll().where('connection_id', '=', connectionId)
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(5).execute()
     },
 
     async createImport (connectionId: string, repository: string): Promise<ImportRow> {

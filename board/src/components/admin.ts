@@ -4,6 +4,7 @@ import type { Client } from '../api.js'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
 import { AuditLog } from './admin-audit.js'
+import { Connections } from './admin-connections.js'
 import { People } from './admin-people.js'
 import { Repositories } from './admin-repositories.js'
 import { Workspaces } from './admin-workspaces.js'
@@ -32,12 +33,14 @@ export function AdminSections ({ data, context }: { data: AdminData, context: Ad
     <${Repositories} data=${data} context=${context} />
     <${Workspaces} data=${data} context=${context} />
     <${People} data=${data} context=${context} />
+    <${Connections} context=${context} />
     <${AuditLog} context=${context} />`
 }
 
 /**
  * The Administration view (administrators only; the admin API answers others 403): repositories,
- * workspaces and their pipelines, people (invites, permissions, reset links), the audit log. Every change is a request to the admin API, then a fresh read.
+ * workspaces and their pipelines, people (invites, permissions, reset links), issue-host connections,
+ * the audit log. Every change is a request to the admin API, then a fresh read.
  */
 export function Administration ({ store }: { store: Store }) {
   const [data, setData] = useState<AdminData | null>(null)

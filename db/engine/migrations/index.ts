@@ -4,6 +4,7 @@ import { changeWatchMigration } from './change-watch.js'
 import { chatBotMigration } from './chat-bot.js'
 import { connectionsMigration } from './connections.js'
 import { deliveryLeasesMigration } from './delivery-leases.js'
+import { deliveryLogMigration } from './delivery-log.js'
 import { extensionsMigration } from './extensions.js'
 import { identitiesMigration } from './identities.js'
 import { importLeasesMigration } from './import-leases.js'
@@ -42,7 +43,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '018-pull-requests': pullRequestsMigration(),
     '019-change-watch': changeWatchMigration(engine),
     '020-accounts': accountsMigration(engine),
-    '021-upgrade-links': upgradeLinksMigration()
+    '021-upgrade-links': upgradeLinksMigration(),
+    '022-delivery-log': deliveryLogMigration(engine)
   }
 }
 
