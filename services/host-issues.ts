@@ -21,7 +21,11 @@ export interface NewHostIssue {
   estimate?: number
 }
 
-export interface IssueEdit { title?: string, labels?: string[], assignees?: string[] }
+/** `body` goes to the issue host only: this server keeps no bodies. */
+export interface IssueEdit { title?: string, body?: string, labels?: string[], assignees?: string[] }
+
+/** Where a reopened issue lands, moved in the same transaction that reopens it. */
+export interface Landing { user: User, pipelineId: string, position: MovePosition }
 
 /**
  * Acting on the issue host from here (docs/connections.md, "Acting on the host"): the host is
@@ -87,9 +91,10 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
       return issue.number
     },
 
-    async setState (repo: Repository, number: number, state: 'open' | 'closed'): Promise<void> {
+    async setState (repo: Repository, number: number, state: 'open' | 'closed', landing?: Landing): Promise<void> {
       const existing = await issueByNumber(store.db, repo.id, number)
       if (existing === undefined) throw new NotFound(`issue ${number} not found in repository ${repo.id}`)
+      const workspaceId = landing === undefined || state === 'closed' ? undefined : await placement(repo.id, landing.pipelineId)
       const host = await connectionOf(repo.id)
       let updatedAt: string | null = null
       if (host !== undefined) {
@@ -98,6 +103,9 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
       await store.transaction(async (tx) => {
         await tx.repositories.updateIssue(repo.id, number, { state })
         if (updatedAt !== null) await tx.db.updateTable('issues').set({ host_updated_at: updatedAt }).where('id', '=', existing.id).execute()
+        if (landing !== undefined && workspaceId !== undefined) {
+          await createBoardsRepository(tx.db, store.events).move(landing.user, workspaceId, repo, number, landing.pipelineId, landing.position)
+        }
       })
     },
 
@@ -132,3 +140,5 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
     }
   }
 }
+
+export type HostIssues = ReturnType<typeof createHostIssues>

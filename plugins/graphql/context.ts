@@ -3,6 +3,7 @@ import type { GraphReads } from '../../db/graph-reads.js'
 import type { PlanningStore } from '../../db/store.js'
 import type { User } from '../../db/users.js'
 import type { PlanningAuth } from '../core/auth.js'
+import type { HostIssues } from '../../services/host-issues.js'
 
 /** What every resolver gets: the signed-in user from the auth hook, what they can read, the store. */
 export interface GraphContext {
@@ -13,5 +14,7 @@ export interface GraphContext {
   store: PlanningStore
   reads: GraphReads
   auth: PlanningAuth
+  /** issue writes that go to the issue host first (the REST API's two-way sync endpoints) */
+  hostIssues: HostIssues
   now: () => number
 }

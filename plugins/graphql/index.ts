@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import mercurius from 'mercurius'
 import { readFileSync } from 'node:fs'
 import { createGraphReads } from '../../db/graph-reads.js'
+import { createHostIssues } from '../../services/host-issues.js'
 import { RATE_LIMITED } from '../core/rate-limit.js'
 import { errorReply } from '../core/errors.js'
 import type { GraphContext } from './context.js'
@@ -34,6 +35,7 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
 async function graphql (fastify: FastifyInstance, opts: { now?: () => number }) {
   const reads = createGraphReads(fastify.planningStore.db)
   const clock = opts.now ?? Date.now
+  const hostIssues = createHostIssues(fastify.planningStore, { fetch: fastify.planningHosts.fetch })
   await fastify.register(mercurius, {
     schema: await schemaText(),
     resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...typeResolvers } as never,
@@ -64,6 +66,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number }) 
       store: fastify.planningStore,
       reads,
       auth: fastify.planningAuth,
+      hostIssues,
       now: clock
     }
     try {

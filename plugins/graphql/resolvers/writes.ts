@@ -1,32 +1,10 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
-import type { IssueNode } from '../../../db/graph-reads.js'
-import type { Repository } from '../../../db/repositories.js'
-import type { GraphContext } from '../context.js'
 import { encodeId, numberKey, pipelineKey } from '../ids.js'
 import { issueObject, pipelineObject } from './objects.js'
+import { mayWrite, reread, writableIssue, type Ctx, type Input } from './write-access.js'
+import { issueWrites } from './writes-issues.js'
 
-type Ctx = GraphContext
-interface Input { clientMutationId?: string | null }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
-
-/** A write's first step: the credential may write at all (not a read token), else FORBIDDEN. */
-function mayWrite (ctx: Ctx): void {
-  const refusal = ctx.auth.changeRefusal(ctx.request)
-  if (refusal !== undefined) throw refusal
-}
-
-/** The issue behind an id, with write access to its repository (NOT_FOUND without read access, FORBIDDEN without write). */
-async function writableIssue (ctx: Ctx, id: string): Promise<{ issue: IssueNode, repo: Repository }> {
-  const [issue] = await ctx.reads.issuesByIds([numberKey(id, 'Issue')])
-  if (issue === undefined || !ctx.readable.has(issue.repo_id)) throw new NotFound(`issue ${id} not found`)
-  return { issue, repo: await ctx.auth.requireAccess(ctx.request, issue.repo_id, 'write') }
-}
-
-async function reread (ctx: Ctx, id: number) {
-  const [row] = await ctx.reads.issuesByIds([id])
-  if (row === undefined) throw new NotFound(`issue ${id} not found`)
-  return issueObject(row)
-}
 
 const repoOf = (info: IssueInfo): number => {
   const id = info.repositoryGhId ?? (info.repositoryId == null ? undefined : numberKey(info.repositoryId, 'Repository'))
@@ -92,5 +70,6 @@ export const mutationResolvers = {
     const payload = await dependencyPayload(ctx, dependency, input)
     await ctx.store.dependencies.remove(dependency, ctx.user)
     return payload
-  }
+  },
+  ...issueWrites
 }

@@ -1,0 +1,89 @@
+import t from 'tap'
+import { build, REPO, OTHER_REPO, WS_OLD, P, TOKENS, type App } from './helper.js'
+import { encodeId } from '../plugins/graphql/ids.js'
+
+type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
+
+async function gql (app: App, login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>): Promise<Gql> {
+  const res = await app.as(login, { method: 'POST', url: '/public/graphql', payload: { query, variables } })
+  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+// One app for the whole file (CI budget); each test uses issues the others leave alone.
+const app = await build(t)
+const idOf = async (repo: number, n: number): Promise<string> => (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${repo}, issueNumber: ${n}) { id } }`)).data.issueByInfo.id
+const rest = async (repo: number, n: number) => (await app.as('alice', { url: `/p1/repositories/${repo}/issues/${n}` })).json()
+const column = async (pipeline: string): Promise<number[]> => {
+  const board = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board` })).json()
+  return board.pipelines.find((p: any) => p.id === pipeline).issues.map((i: any) => i.issue_number)
+}
+const BATCH = 'successCount failedIssues { number } githubErrors clientMutationId'
+
+t.test('closeIssues and reopenIssues do what POST …/close and …/reopen do; reopenIssues lands at START or END', async (t) => {
+  const [two, three] = [await idOf(REPO, 2), await idOf(REPO, 3)]
+  const closed = await gql(app, 'bob', `mutation($i: CloseIssuesInput!) { closeIssues(input: $i) { ${BATCH} } }`, { i: { issueIds: [two], clientMutationId: 'c1' } })
+  t.same(closed.data.closeIssues, { successCount: 1, failedIssues: [], githubErrors: {}, clientMutationId: 'c1' })
+  t.equal((await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues/3/close` })).statusCode, 200)
+  const [a, b] = [await rest(REPO, 2), await rest(REPO, 3)]
+  t.equal(a.status, 'closed')
+  t.same(a, b, 'the same state as the REST twin left')
+  t.notOk((await column(P.todo)).includes(2), 'off the board')
+
+  const reopened = await gql(app, 'bob', `mutation($i: ReopenIssuesInput!) { reopenIssues(input: $i) { ${BATCH} } }`,
+    { i: { issueIds: [two], pipelineId: encodeId('Pipeline', P.doing), position: 'END' } })
+  t.same(reopened.data.reopenIssues, { successCount: 1, failedIssues: [], githubErrors: {}, clientMutationId: null })
+  t.equal((await rest(REPO, 2)).status, 'open')
+  t.equal((await column(P.doing)).at(-1), 2, 'at the end of the pipeline asked for')
+  const top = await gql(app, 'bob', `mutation { reopenIssues(input: { issueIds: ["${three}"], pipelineId: "${P.doing}", position: START }) { successCount } }`)
+  t.same(top.data, { reopenIssues: { successCount: 1 } }, 'a REST pipeline id works too')
+  t.equal((await column(P.doing))[0], 3, 'at the start')
+  const events = (await app.as('alice', { url: `/p1/repositories/${REPO}/issues/3/events` })).json()
+  t.match(events[0], { type: 'transferIssue', user_id: 2, to_pipeline: { name: 'Doing' } }, 'the move is an issue event by bob, as a REST move is')
+})
+
+t.test('batch writes: one issue without write permission refuses the whole batch and nothing changes; unreadable is NOT_FOUND', async (t) => {
+  const [one, web] = [await idOf(REPO, 1), await idOf(OTHER_REPO, 1)]
+  const mixed = await gql(app, 'bob', `mutation { closeIssues(input: { issueIds: ["${one}", "${web}"] }) { successCount } }`)
+  t.equal(mixed.errors![0].extensions.code, 'FORBIDDEN')
+  t.same(mixed.data, { closeIssues: null })
+  t.equal((await rest(REPO, 1)).status, 'open', 'the writable one was not closed either')
+  t.equal((await gql(app, 'carol', `mutation { closeIssues(input: { issueIds: ["${one}"] }) { successCount } }`)).errors![0].extensions.code, 'FORBIDDEN')
+  t.equal((await gql(app, 'dave', `mutation { closeIssues(input: { issueIds: ["${one}"] }) { successCount } }`)).errors![0].extensions.code, 'NOT_FOUND')
+  const many = Array.from({ length: 101 }, (_, i) => encodeId('Issue', i + 1))
+  t.equal((await gql(app, 'alice', 'mutation($ids: [ID!]!) { closeIssues(input: { issueIds: $ids }) { successCount } }', { ids: many })).errors![0].extensions.code, 'BAD_USER_INPUT')
+  t.equal((await rest(REPO, 1)).status, 'open')
+})
+
+t.test('createIssue and updateIssue do what POST and PATCH /p1/repositories/:id/issues do', async (t) => {
+  const repositoryId = encodeId('Repository', REPO)
+  const made = await gql(app, 'bob', `mutation($i: CreateIssueInput!) { createIssue(input: $i) { clientMutationId issue {
+    number title state labels { nodes { name } } assignees { nodes { login } } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { name } } } } }`,
+  { i: { repositoryId, title: 'From GraphQL', body: 'kept by the host only', labels: ['bug'], assignees: ['bob'], clientMutationId: 'n' } })
+  t.notOk(made.errors)
+  const issue = made.data.createIssue.issue
+  t.same(issue, { number: 8, title: 'From GraphQL', state: 'OPEN', labels: { nodes: [{ name: 'bug' }] }, assignees: { nodes: [{ login: 'bob' }] }, pipelineIssue: { pipeline: { name: 'To Do' } } })
+  t.equal(made.data.createIssue.clientMutationId, 'n')
+  const twin = await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues`, payload: { title: 'From REST', labels: ['bug'], assignees: ['bob'] } })
+  t.equal(twin.statusCode, 201)
+  t.equal(twin.json().issue_number, 9, 'the next number')
+  const [g, r] = [await rest(REPO, 8), await rest(REPO, 9)]
+  t.same(g, r, 'the same planning data as the REST twin\'s issue')
+  const bulk = (await app.as('bob', { url: `/p1/repositories/${REPO}/issues?issue_numbers=8,9` })).json()
+  t.same(bulk[0].labels, bulk[1].labels)
+  t.same(bulk[0].assignees, bulk[1].assignees)
+  t.equal((await gql(app, 'carol', `mutation { createIssue(input: { repositoryId: "${repositoryId}", title: "x" }) { issue { id } } }`)).errors![0].extensions.code, 'FORBIDDEN')
+  t.equal((await gql(app, 'dave', `mutation { createIssue(input: { repositoryId: "${repositoryId}", title: "x" }) { issue { id } } }`)).errors![0].extensions.code, 'NOT_FOUND')
+  t.equal((await gql(app, 'bob', `mutation { createIssue(input: { repositoryId: "${repositoryId}", title: "  " }) { issue { id } } }`)).errors![0].extensions.code, 'BAD_USER_INPUT')
+
+  const id = await idOf(REPO, 8)
+  const edited = await gql(app, 'bob', `mutation { updateIssue(input: { issueId: "${id}", title: "Renamed", state: CLOSED, clientMutationId: "u" }) { clientMutationId issue { title state } } }`)
+  t.same(edited.data.updateIssue, { clientMutationId: 'u', issue: { title: 'Renamed', state: 'CLOSED' } })
+  await app.as('bob', { method: 'PATCH', url: `/p1/repositories/${REPO}/issues/9`, payload: { title: 'Renamed' } })
+  await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues/9/close` })
+  const after = (await app.as('bob', { url: `/p1/repositories/${REPO}/issues?issue_numbers=8,9` })).json()
+  t.equal(after[0].title, after[1].title)
+  t.same(await rest(REPO, 8), await rest(REPO, 9))
+  t.equal((await gql(app, 'carol', `mutation { updateIssue(input: { issueId: "${id}", title: "no" }) { issue { id } } }`)).errors![0].extensions.code, 'FORBIDDEN')
+  t.equal(after[0].title, 'Renamed', 'carol changed nothing')
+})
