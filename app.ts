@@ -42,6 +42,7 @@ import redisPlugin from './plugins/core/redis.js'
 import { nextRequestId } from './plugins/core/request-ids.js'
 import releasesPlugin from './plugins/releases.js'
 import reportsPlugin from './plugins/reports.js'
+import setupLinkPlugin, { type SetupLink, type SetupLinkOptions } from './plugins/setup-link.js'
 import seedPlugin, { SEED_TIMEOUT_MS, type DemoToken } from './plugins/core/seed.js'
 import signInUpkeepPlugin from './plugins/core/sign-in-upkeep.js'
 import sprintsPlugin from './plugins/sprints.js'
@@ -156,6 +157,13 @@ export interface PlanningApiOptions extends PlanningCoreOptions {
   clock?: () => number
   /** how often each instance settles sprint boundaries (default 30000 ms; 0: only when sprints are read or written) */
   sprintTickMs?: number
+  /**
+   * while no administrator exists, each start makes a first-run setup link and logs
+   * `Set up the first administrator: <URL>` (default false here; the server turns it on; docs/sign-in.md, "First start")
+   */
+  setupLink?: boolean
+  /** takes the first-run setup link (token, path) instead of the log; implies `setupLink` */
+  onSetupLink?: SetupLinkOptions['onSetupLink']
 }
 
 /** Set by `buildApp` only: log hints name the server's environment variables and admin CLI, not the plugin's options. */
@@ -267,6 +275,9 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
     await fastify.register(accountPlugin)
     await fastify.register(invitesPlugin, { publicUrl: opts.signIn?.publicUrl })
     await fastify.register(signInPlugin, signInDefaults(opts.signIn))
+    if (opts.setupLink === true || opts.onSetupLink !== undefined) {
+      await fastify.register(setupLinkPlugin, { publicUrl: opts.signIn?.publicUrl, onSetupLink: opts.onSetupLink })
+    }
   }
 }
 
@@ -404,7 +415,7 @@ export { loadFixture } from './services/fixtures.js'
 export { migrate } from './db/engine/migrations/index.js'
 export { openSqliteFile } from './db/engine/sqlite.js'
 export { openSqliteStore } from './db/store.js'
-export type { PlanningStore, DemoToken }
+export type { PlanningStore, DemoToken, SetupLink }
 
 /**
  * The decorators `planningCore` adds to the scope it is registered in (and `planningApi` to its own,

@@ -30,6 +30,7 @@ export async function createServer (config: ServerConfig, extra: Partial<BuildOp
     logLevel: config.logLevel,
     readCacheMb: config.readCacheMb,
     prettyLogs: process.stdout.isTTY,
+    setupLink: true,
     ...extra
   })
 }
@@ -57,7 +58,7 @@ export async function start (extra: Partial<BuildOptions> = {}): Promise<void> {
   app.log.info({ node: process.version }, `running on Node ${process.version}`)
   const publicUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${(app.server.address() as { port: number }).port}${config.basePath}`
   app.log.info(`API documentation: ${publicUrl}/documentation`)
-  app.log.info(`board page: ${publicUrl}/ (sign in with an API token)`)
+  app.log.info(`board page: ${publicUrl}/ (sign in with a password or an API token)`)
 }
 
 // Started directly (`node dist/server.js`), not imported; the single executable calls start() itself.

@@ -1,5 +1,8 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
+import { join } from 'node:path'
+import type { SetupLink } from '../app.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
 import { build, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD, type App } from './helper.js'
 
 const PUBLIC_URL = 'http://planning.test'
@@ -112,4 +115,54 @@ t.test('password reset without mail: a one-use link made by an administrator', a
   const audit = (await a.admin({ url: '/admin/audit?limit=50' })).json().entries as Array<{ actor: string, action: string }>
   t.ok(audit.some((e) => e.action === 'password_reset.created' && e.actor === 'user:alice'))
   t.notOk(JSON.stringify(audit).includes(token), 'the link is never logged')
+})
+
+t.test('first start: a setup link while no administrator exists, a new one each start, one administrator from two submissions at once', async (t) => {
+  // Two starts on one database: a file here, a schema of its own on PostgreSQL.
+  const where = TEST_DATABASE_URL === undefined ? { database: join(t.testdir({}), 'planning.db') } : { databaseUrl: TEST_DATABASE_URL, databaseSchema: '' }
+  if (TEST_DATABASE_URL !== undefined) {
+    const made = await testSchema(TEST_DATABASE_URL)
+    where.databaseSchema = made.schema
+    t.teardown(made.drop)
+  }
+  const start = async (): Promise<{ a: App, link?: SetupLink }> => {
+    let link: SetupLink | undefined
+    const a = await build(t, { ...where, fixture: null, signIn: { publicUrl: PUBLIC_URL }, onSetupLink: (l) => { link = l } })
+    return { a, link }
+  }
+  const first = await start()
+  const second = await start()
+  t.ok(first.link !== undefined && second.link !== undefined && first.link.token !== second.link.token, 'each start makes its own link')
+  t.equal((await second.a.inject({ url: first.link!.path })).statusCode, 404, 'the link of an earlier start no longer works')
+  const { token, path } = second.link!
+  t.equal(path, `/setup/${token}`)
+
+  const page = await second.a.inject({ url: path })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<label for="field-login">Login<\/label>/)
+  t.match(page.body, /<label for="field-email">Email<\/label>/)
+  t.match(page.body, /<label for="field-password">Password<\/label>/)
+  t.match(page.body, /<button type="submit">Create administrator<\/button>/)
+  const form = (payload: string) => second.a.inject({ method: 'POST', url: path, headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' }, payload })
+  const short = await form('login=root&email=root%40example.com&password=short')
+  t.equal(short.statusCode, 400)
+  t.match(short.body, /id="field-password"[^>]*aria-invalid="true" aria-describedby="field-password-hint field-password-error"/)
+  t.match(short.body, /id="field-password-error">a password must be at least 10 characters long/)
+
+  // Two submissions at once (on both instances): exactly one administrator.
+  const submit = (a: App, login: string) => a.inject({ method: 'POST', url: '/auth/setup', headers: origin, payload: { token, login, password: `${login}-password-1` } })
+  const answers = await Promise.all([submit(first.a, 'root'), submit(second.a, 'other')])
+  t.same(answers.map((r) => r.statusCode).sort(), [201, 410], answers.map((r) => r.body).join(' | '))
+  const winner = answers.find((r) => r.statusCode === 201)!
+  t.match(winner.json(), { administrator: true })
+  const users = (await second.a.admin({ url: '/admin/users' })).json() as Array<{ login: string, administrator: boolean }>
+  t.same(users.map((u) => [u.login, u.administrator]), [[winner.json().login, true]], 'one user, an administrator')
+  t.match((await second.a.inject({ url: '/account', headers: { cookie: cookieOf(winner) } })).json(), { login: winner.json().login }, 'signed in')
+
+  const gone = await second.a.inject({ url: path })
+  t.equal(gone.statusCode, 410)
+  t.match(gone.body, /cannot be used any more/)
+  t.equal((await form('login=late&password=late-password-1')).statusCode, 410)
+  const third = await start()
+  t.equal(third.link, undefined, 'no link once an administrator exists')
 })

@@ -36,6 +36,10 @@ t.test('the README\'s walk-through and the admin examples of docs/operations.md 
     })
   })
   const token = /API token for alice: ([A-Za-z0-9_-]+)/.exec(log)![1]
+  // The demo has no administrator: the start prints the first-run setup link too (README, docs/sign-in.md "First start").
+  const setup = /Set up the first administrator: (http:\/\/127\.0\.0\.1:\d+\/setup\/[\w-]+)/.exec(log)
+  t.ok(setup !== null, 'the setup link is printed')
+  t.equal((await fetch(setup![1])).status, 200, 'and opens its page')
 
   const walk = blocks('README.md', 'A walk through the demo data')
   const admin = blocks('docs/operations.md', 'Admin API and CLI')
