@@ -6,7 +6,9 @@ import { Writable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
 import { buildApp, type BuildOptions } from '../app.js'
-import { applicationName } from '../db/engine/postgres.js'
+import { sql } from 'kysely'
+import { isDatabaseUnavailable } from '../db/engine/engine.js'
+import { applicationName, postgresKysely } from '../db/engine/postgres.js'
 import { formReceiver } from './receiver.js'
 import { ADMIN_TOKEN, OTHER_REPO, P, REPO, TOKENS, WS_OLD, testFixture } from './helper.js'
 import { open as openStream, waitFor } from './sse.js'
@@ -191,7 +193,7 @@ t.test('a stopped database: 503 with Retry-After at once, /ready 503; all works 
   t.ok(log.filter((l) => l.msg === 'webhook outbox unreachable; retrying with backoff').length <= 1, 'the worker warned once')
 })
 
-t.test('a hung database: requests and /ready answer 503 within DATABASE_TIMEOUT_MS; all works again after', { skip }, async (t) => {
+t.test('a hung database: requests and /ready answer 503 within DATABASE_TIMEOUT_MS, the wait for a connection included; all works again after', { skip }, async (t) => {
   const proxy = await new TcpProxy({ host: new URL(PG).hostname, port: Number(new URL(PG).port || 5432) }).start()
   t.teardown(async () => await proxy.close())
   const { app, as } = await serve(t, { url: proxy.url(PG), databaseTimeoutMs: 1000 })
@@ -206,15 +208,18 @@ t.test('a hung database: requests and /ready answer 503 within DATABASE_TIMEOUT_
     const result = await work
     return [result, Date.now() - started]
   }
-  const [[read, readMs], [write, writeMs], [ready, readyMs]] = await Promise.all([
+  // More writes than the pool holds (4): those waiting for a connection spend their one deadline
+  // waiting, not a timeout for the wait and then another for each statement.
+  const [[read, readMs], [ready, readyMs], ...writes] = await Promise.all([
     timed(as('alice', { url: `/p1/repositories/${REPO}/board` })),
-    timed(as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/3/estimate`, payload: { estimate: 2 } })),
-    timed(app.inject({ url: '/ready' }))
+    timed(app.inject({ url: '/ready' })),
+    ...[1, 2, 3, 4, 5, 6].map(async (n) => await timed(as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/${n}/estimate`, payload: { estimate: 2 } })))
   ])
   isUnavailable(t, read, 'a read')
-  isUnavailable(t, write, 'a write')
+  for (const [write] of writes) isUnavailable(t, write, 'a write')
   t.equal(ready.statusCode, 503, '/ready')
-  for (const [what, ms] of [['read', readMs], ['write', writeMs], ['/ready', readyMs]] as const) t.ok(ms >= 900 && ms < 2500, `${what} answered after ${ms} ms`)
+  const answered: Array<[string, number]> = [['read', readMs], ['/ready', readyMs], ...writes.map(([, ms], i): [string, number] => [`write ${i + 1}`, ms])]
+  for (const [what, ms] of answered) t.ok(ms >= 900 && ms < 1600, `${what} answered after ${ms} ms (DATABASE_TIMEOUT_MS 1000)`)
 
   await proxy.set('up')
   let again = await app.inject({ url: '/ready' })
@@ -227,4 +232,37 @@ t.test('a hung database: requests and /ready answer 503 within DATABASE_TIMEOUT_
   t.equal((await as('alice', { url: `/p1/repositories/${REPO}/issues/3` })).json().estimate.value, 2)
   const board = await as('alice', { url: `/p1/repositories/${REPO}/board` })
   t.equal(board.statusCode, 200)
+})
+
+t.test('a slow database: one DATABASE_TIMEOUT_MS for each use of a connection, its wait for the pool and every statement of a transaction together', { skip }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 1000 })
+  t.teardown(async () => {
+    await db.destroy()
+    await drop()
+  })
+  const nap = sql`SELECT pg_sleep(0.6)`
+  await sql`SELECT 1`.execute(db)
+  const failure = async (work: Promise<unknown>): Promise<[unknown, number]> => {
+    const started = Date.now()
+    try {
+      await work
+      return [undefined, Date.now() - started]
+    } catch (err) {
+      return [err, Date.now() - started]
+    }
+  }
+  // Two statements of 0.6 s each: each within the timeout, together not.
+  const [err, ms] = await failure(db.transaction().execute(async (trx) => {
+    await nap.execute(trx)
+    await nap.execute(trx)
+  }))
+  t.ok(isDatabaseUnavailable(err), `the transaction failed as the database being unavailable: ${String(err)}`)
+  t.ok(ms >= 900 && ms < 1300, `after ${ms} ms`)
+  // The pool's one connection busy for 0.6 s: a query waiting for it has 0.4 s left.
+  const [[first], [second, secondMs]] = await Promise.all([failure(nap.execute(db)), failure(nap.execute(db))])
+  t.equal(first, undefined, `the first query had its connection at once: ${String(first)}`)
+  t.ok(isDatabaseUnavailable(second), `the second, after waiting for the connection, failed: ${String(second)}`)
+  t.ok(secondMs >= 900 && secondMs < 1300, `after ${secondMs} ms`)
+  t.same((await sql<{ one: number }>`SELECT 1 AS one`.execute(db)).rows, [{ one: 1 }], 'the pool works again')
 })

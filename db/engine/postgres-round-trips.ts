@@ -9,6 +9,9 @@ const answered = (command: string): pg.QueryResult => ({ command, rowCount: null
 
 type Send = (...args: unknown[]) => unknown
 
+/** How much longer than PostgreSQL's own timeout the client waits for a committing statement. */
+const COMMIT_MARGIN_MS = 200
+
 /**
  * A PostgreSQL write makes two round trips fewer (see docs/development.md, "Benchmarks"): the
  * `begin` Kysely sends is held here and goes with the transaction's first statement when that is
@@ -17,21 +20,25 @@ type Send = (...args: unknown[]) => unknown
  * goes as one simple query; anything else goes as it is, a held `begin` queued first. Returns what
  * to call when the client goes back to the pool (nothing held is carried to its next user).
  */
-export function joinRoundTrips (client: pg.PoolClient, timeoutMs: number | undefined): () => void {
+export function joinRoundTrips (client: pg.PoolClient, left: () => number | undefined): () => void {
   const query = client.query.bind(client) as Send
   let held = false
   let committed = false
-  // PostgreSQL times each statement of a simple query on its own, so two may take twice the
-  // statement timeout: the client waits longer, and a statement stuck on a lock is cancelled by
-  // PostgreSQL (nothing committed), not left to commit after the client gave up on it.
-  const simple = async (text: string): Promise<pg.QueryResult[]> => {
-    const results = await (query(timeoutMs === undefined ? text : { text, query_timeout: 2 * timeoutMs + 1000 }) as Promise<pg.QueryResult[]>)
+  // What is left of the checkout's deadline (db/engine/postgres.ts) bounds a joined statement too.
+  // A committing one also tells PostgreSQL (PostgreSQL times each statement of a simple query on
+  // its own): a statement stuck on a lock is cancelled there, nothing committed, a moment before the
+  // client gives up, rather than left to commit after the client answered that it failed.
+  const simple = async (text: string, extraMs = 0): Promise<pg.QueryResult[]> => {
+    const ms = left()
+    const results = await (query(ms === undefined ? text : { text, query_timeout: Math.max(1, Math.ceil(ms + extraMs)) }) as Promise<pg.QueryResult[]>)
     if (!Array.isArray(results)) throw new Error('PostgreSQL answered a joined statement with one result')
     return results
   }
   const commits = async (text: string, begins: boolean): Promise<pg.QueryResult> => {
-    const results = await simple(begins ? `BEGIN; ${text}` : text)
-    const [result, commit] = begins ? results.slice(1) : results
+    const ms = left()
+    const bounded = ms === undefined || ms <= 0 ? text : `SET LOCAL statement_timeout = ${Math.ceil(ms)}; ${text}`
+    const results = await simple(begins ? `BEGIN; ${bounded}` : bounded, ms === undefined ? 0 : COMMIT_MARGIN_MS)
+    const [result, commit] = results.slice(-2)
     if (commit?.command !== 'COMMIT') throw new Error('the write was not committed')
     committed = true
     return result

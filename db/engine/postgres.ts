@@ -16,8 +16,10 @@ export interface PostgresOptions {
   /** tables live in this schema (tests give each its own) */
   schema?: string
   /**
-   * Connect, query and statement timeout in milliseconds (DATABASE_TIMEOUT_MS): a PostgreSQL that
-   * does not answer fails the query within it. Undefined: no timeout (migrations, the CLI's copy).
+   * Connect, query and statement timeout in milliseconds (DATABASE_TIMEOUT_MS): one deadline for
+   * each use of a pooled connection (a query, or a whole transaction), the wait for the pool
+   * included, so a PostgreSQL that does not answer fails it within this time. Undefined: no timeout
+   * (migrations, the CLI's copy).
    */
   timeoutMs?: number
   /** the connect timeout alone (default timeoutMs) */
@@ -53,6 +55,12 @@ export function clientConfig (options: PostgresOptions): pg.ClientConfig {
 export function postgresKysely (options: PostgresOptions): Kysely<Database> {
   const { timeoutMs } = options
   const pool = new pg.Pool({ ...clientConfig(options), max: options.poolMax ?? 10 })
+  const deadlines = new WeakMap<pg.PoolClient, number>()
+  if (timeoutMs !== undefined) checkOutWithDeadline(pool, timeoutMs, deadlines)
+  const left = (client: pg.PoolClient) => (): number | undefined => {
+    const deadline = deadlines.get(client)
+    return deadline === undefined ? undefined : deadline - performance.now()
+  }
   // pg hands an idle client's error to the pool and then to the client's own listener: report each once.
   const reported = new WeakSet<Error>()
   const dropped = (err: Error): void => {
@@ -65,17 +73,78 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
   const stale = new WeakSet<pg.PoolClient>()
   const released = new WeakMap<pg.PoolClient, () => void>()
   pool.on('release', (_err: unknown, client: pg.PoolClient) => {
+    deadlines.delete(client)
     released.get(client)?.()
     if (stale.has(client)) client.end().catch(() => {})
   })
   pool.on('connect', (client) => {
     client.on('error', dropped)
-    released.set(client, joinRoundTrips(client, timeoutMs))
+    if (timeoutMs !== undefined) boundByDeadline(client, left(client))
+    released.set(client, joinRoundTrips(client, timeoutMs === undefined ? () => undefined : left(client)))
     if (options.preparedStatements !== false) nameStatements(client, () => stale.add(client))
-    if (timeoutMs !== undefined) closeOnReadTimeout(client)
+    // Ended as it goes back as well: its socket may not have told pg it closed by then.
+    if (timeoutMs !== undefined) closeOnReadTimeout(client, () => stale.add(client))
   })
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
+
+/**
+ * Each checkout gets its deadline when it is asked for: the wait for a pooled connection (or a new
+ * one) counts against it, and a checkout that has none within it fails as pg's own wait does. A
+ * connection that comes after that goes straight back.
+ */
+function checkOutWithDeadline (pool: pg.Pool, timeoutMs: number, deadlines: WeakMap<pg.PoolClient, number>): void {
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown
+  const bounded = (...args: unknown[]): unknown => {
+    if (args.length > 0) return connect(...args)
+    const deadline = performance.now() + timeoutMs
+    return new Promise<pg.PoolClient>((resolve, reject) => {
+      let late = false
+      const timer = setTimeout(() => {
+        late = true
+        reject(new Error('timeout exceeded when trying to connect'))
+      }, timeoutMs)
+      ;(connect() as Promise<pg.PoolClient>).then((client) => {
+        clearTimeout(timer)
+        if (late) {
+          client.release()
+          return
+        }
+        deadlines.set(client, deadline)
+        resolve(client)
+      }, (err: unknown) => {
+        clearTimeout(timer)
+        reject(err)
+      })
+    })
+  }
+  Object.assign(pool, { connect: bounded })
+}
+
+/**
+ * A query gets what is left of its checkout's deadline as its timeout (a statement that set its own,
+ * db/engine/postgres-round-trips.ts, keeps it); past the deadline it fails without being sent, as a
+ * timed-out one does (the connection is then closed, ending any transaction on it).
+ */
+function boundByDeadline (client: pg.PoolClient, left: () => number | undefined): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  const bounded = (...args: unknown[]): unknown => {
+    const ms = left()
+    const [first, second] = args
+    if (ms === undefined || typeof args.at(-1) === 'function' || !plainQuery(first)) return query(...args)
+    if (ms <= 0) return Promise.reject(new Error('Query read timeout'))
+    const config = typeof first === 'string'
+      ? { text: first, ...(Array.isArray(second) ? { values: second } : {}) }
+      : { ...(first as Record<string, unknown>) }
+    if (typeof first === 'object' && Array.isArray(second)) Object.assign(config, { values: second })
+    return query({ query_timeout: Math.max(1, Math.ceil(ms)), ...config })
+  }
+  Object.assign(client, { query: bounded })
+}
+
+/** Text, or a config object (not a submittable such as a cursor, which keeps its own prototype). */
+const plainQuery = (query: unknown): boolean =>
+  typeof query === 'string' || (typeof query === 'object' && query !== null && typeof (query as { submit?: unknown }).submit !== 'function')
 
 /** Closes the connection: pg leaves it out of the pool, which opens a new one when needed. */
 function destroy (client: pg.PoolClient): void {
@@ -112,13 +181,15 @@ function nameStatements (client: pg.PoolClient, stale: () => void): void {
  * back to the pool (inside a transaction whose ROLLBACK also timed out, the next user would run in
  * it). Close such a connection instead: pg then leaves it out of the pool.
  */
-function closeOnReadTimeout (client: pg.PoolClient): void {
+function closeOnReadTimeout (client: pg.PoolClient, closed: () => void): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   const wrapped = (...args: unknown[]): unknown => {
     const result = query(...args)
     if (result instanceof Promise) {
       result.catch((err: unknown) => {
-        if ((err as Error | undefined)?.message === 'Query read timeout') destroy(client)
+        if ((err as Error | undefined)?.message !== 'Query read timeout') return
+        closed()
+        destroy(client)
       })
     }
     return result
