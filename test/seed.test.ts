@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { buildApp, type BuildOptions } from '../app.js'
+import { BIG_TOKEN, BIG_WORKSPACE, bigShape, bigWorkspaceFixture } from '../bench/big-fixture.js'
 import { ADMIN_TOKEN, build } from './helper.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
@@ -86,6 +87,28 @@ t.test(`${ENGINE}: a SEED_FILE logs its progress and a summary`, async (t) => {
   t.teardown(async () => await app.close())
   t.ok(log.lines.some((line) => /seed\.json: 3,000 of 3,000 issues$/.test(line)), 'a progress line')
   t.ok(log.lines.includes('loaded seed fixture'))
+})
+
+t.test(`${ENGINE}: the big-workspace generator (bench) at 200 issues is the same each time and loads with its counts`, async (t) => {
+  t.same(bigWorkspaceFixture(200), bigWorkspaceFixture(200), 'deterministic')
+  const shape = bigShape(200)
+  const app = await build(t, { fixture: null })
+  const res = await app.admin({ method: 'POST', url: '/admin/import', payload: bigWorkspaceFixture(200) })
+  t.equal(res.statusCode, 200, res.body)
+  t.match(res.json(), { users: 3, repositories: 10, issues: 200, workspaces: 1, epics: shape.epics, dependencies: shape.dependencies })
+  const owner = { 'x-authentication-token': BIG_TOKEN }
+  let cards = 0
+  for (let repo = 4700; repo < 4710; repo++) {
+    const board = (await app.inject({ url: `/p2/workspaces/${BIG_WORKSPACE}/repositories/${repo}/board`, headers: owner })).json()
+    t.equal(board.pipelines.length, 12)
+    cards += board.pipelines.reduce((n: number, p: { issues: unknown[] }) => n + p.issues.length, 0)
+  }
+  t.equal(cards, 200, 'every issue open on the board, over ten repositories')
+  const issue = (await app.inject({ url: '/p1/repositories/4700/issues?issue_numbers=3', headers: owner })).json()[0]
+  t.ok(issue.labels.length >= 1 && issue.assignees.length >= 1, 'labels and assignees on every issue')
+  const sprints = (await app.inject({ url: `/p2/workspaces/${BIG_WORKSPACE}/sprints`, headers: owner })).json()
+  t.equal(sprints.length >= 10 ? 10 : sprints.length, 10, 'ten sprints')
+  t.equal(sprints.reduce((n: number, s: { issues_total: number }) => n + s.issues_total, 0), shape.sprints * shape.sprintIssues)
 })
 
 // Several instances share one database only on PostgreSQL (README, "Scale out").
