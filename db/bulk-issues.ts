@@ -9,7 +9,14 @@ import { notedEvents, type Executor } from './engine/transaction.js'
 /** Rows per multi-row INSERT: well under SQLite's and PostgreSQL's limits on bound values. */
 export const BULK_ROWS = 500
 
-export interface BulkIssue extends NewIssue { repoId: number }
+export interface BulkIssue extends NewIssue {
+  repoId: number
+  /** when it was made (a fixture's `created_at`); default now */
+  createdAt?: string
+  /** the issue host's labels and assignees, as a fixture holds them */
+  labels?: Array<{ name: string, color?: string | null }>
+  assignees?: Array<{ login: string, avatar_url?: string | null }>
+}
 
 /**
  * Creates many issues as `createIssue` does, one after another (each lands in the first pipeline
@@ -119,6 +126,8 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
         const key = `${issue.repoId}:${issue.number}`
         try {
           if (inDatabase.has(key) || taken.has(key)) throw new Conflict(`issue ${issue.number} already exists in repository ${issue.repoId}`)
+          if (issue.labels !== undefined && new Set(issue.labels.map((l) => l.name)).size < issue.labels.length) throw new Invalid('a label is named twice')
+          if (issue.assignees !== undefined && new Set(issue.assignees.map((a) => a.login)).size < issue.assignees.length) throw new Invalid('an assignee is named twice')
           targets.push(await placementsOf(issue))
           if (issue.milestoneNumber !== undefined && await milestoneMissing(issue.repoId, issue.milestoneNumber)) {
             throw new Invalid(`milestone ${issue.milestoneNumber} not found in repository ${issue.repoId}`)
@@ -140,7 +149,7 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
             title: issue.title,
             state: issue.state ?? 'open',
             estimate: issue.estimate ?? null,
-            created_at: now,
+            created_at: issue.createdAt === undefined ? now : new Date(issue.createdAt).toISOString(),
             milestone_number: issue.milestoneNumber ?? null,
             is_pull_request: issue.pullRequest === true ? 1 : 0
           })))
@@ -161,6 +170,11 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
       const milestones = chunk.filter((issue) => issue.milestoneNumber !== undefined)
         .map((issue) => ({ issue_id: idOf(issue), repo_id: issue.repoId, milestone_number: issue.milestoneNumber!, at: now }))
       for (let at = 0; at < milestones.length; at += BULK_ROWS) await db.insertInto('issue_milestones').values(milestones.slice(at, at + BULK_ROWS)).execute()
+      const labels = chunk.flatMap((issue) => (issue.labels ?? []).map((l) => ({ issue_id: idOf(issue), name: l.name, color: l.color ?? null })))
+      for (let at = 0; at < labels.length; at += BULK_ROWS) await db.insertInto('issue_labels').values(labels.slice(at, at + BULK_ROWS)).execute()
+      const assignees = chunk.flatMap((issue) => (issue.assignees ?? [])
+        .map((a) => ({ issue_id: idOf(issue), login: a.login, avatar_url: a.avatar_url ?? null })))
+      for (let at = 0; at < assignees.length; at += BULK_ROWS) await db.insertInto('issue_assignees').values(assignees.slice(at, at + BULK_ROWS)).execute()
       for (let at = 0; at < plusOnes.length; at += BULK_ROWS) await db.insertInto('plus_ones').values(plusOnes.slice(at, at + BULK_ROWS)).execute()
       for (let at = 0; at < placements.length; at += BULK_ROWS) await db.insertInto('placements').values(placements.slice(at, at + BULK_ROWS)).execute()
       if (placed.length > 0) notedEvents(db)

@@ -80,10 +80,6 @@ export function createRestoreRepository (db: Executor) {
       }).where('id', '=', repoId).execute()
     },
 
-    async setIssueCreatedAt (id: number, createdAt: string): Promise<void> {
-      await db.updateTable('issues').set({ created_at: iso(createdAt) }).where('id', '=', id).execute()
-    },
-
     async setPlanningChangedAt (id: number, at: string): Promise<void> {
       await db.updateTable('issues').set({ planning_changed_at: iso(at) }).where('id', '=', id).execute()
     },
@@ -109,16 +105,6 @@ export function createRestoreRepository (db: Executor) {
         workspace_id: event.workspace_id ?? null,
         subject: event.subject ?? null
       }).execute()
-    },
-
-    /** The issue host's labels and assignees of an issue, as they were. */
-    async setLabelsAndAssignees (
-      id: number, labels: Array<{ name: string, color?: string | null }>, assignees: Array<{ login: string, avatar_url?: string | null }>
-    ): Promise<void> {
-      if (new Set(labels.map((l) => l.name)).size < labels.length) throw new Invalid('a label is named twice')
-      if (new Set(assignees.map((a) => a.login)).size < assignees.length) throw new Invalid('an assignee is named twice')
-      if (labels.length > 0) await db.insertInto('issue_labels').values(labels.map((l) => ({ issue_id: id, name: l.name, color: l.color ?? null }))).execute()
-      if (assignees.length > 0) await db.insertInto('issue_assignees').values(assignees.map((a) => ({ issue_id: id, login: a.login, avatar_url: a.avatar_url ?? null }))).execute()
     },
 
     /**

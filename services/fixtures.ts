@@ -111,22 +111,20 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
         authors.set(issue.author, authorId)
       }
       const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate } = issue
-      const { milestone_number: milestone, pull_request: pullRequest } = issue
-      const more = { pullRequest, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
+      const { milestone_number: milestone, pull_request: pullRequest, created_at: createdAt, labels, assignees } = issue
+      const more = { pullRequest, createdAt, labels, assignees, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
       batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...more })
     }
     await at('', async () => await bulk.create(batch, start, (i) => `issues[${i}]`))
     progress?.(Math.min(start + BATCH, issues.length), issues.length)
   }
-  // What the bulk write leaves at its defaults: creation times and positions.
+  // What the bulk write leaves at its defaults: positions and histories.
   for (const [i, issue] of issues.entries()) {
-    const { created_at: createdAt, positions, labels, assignees, state_history: states, milestone_history: milestones } = issue
-    if ([createdAt, positions, labels, assignees, states, milestones].every((v) => v === undefined)) continue
+    const { positions, state_history: states, milestone_history: milestones } = issue
+    if ([positions, states, milestones].every((v) => v === undefined)) continue
     await at(`issues[${i}]`, async () => {
       const id = await restore.issueId({ repo_id: issue.repo_id, issue_number: issue.number }, 'issue')
-      if (createdAt !== undefined) await restore.setIssueCreatedAt(id, createdAt)
       for (const [workspaceId, position] of Object.entries(positions ?? {})) await restore.setPosition(id, workspaceId, position)
-      await restore.setLabelsAndAssignees(id, labels ?? [], assignees ?? [])
       await restore.setHistory(id, issue.repo_id, { states, milestones })
     })
   }
