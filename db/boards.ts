@@ -11,6 +11,7 @@ import { touchPlanning, type Repository } from './repositories.js'
 import { PipelineOrder, PipelineOrders } from './pipeline-order.js'
 import { afterCommit, notedEvents, writeTransaction, type Executor } from './engine/transaction.js'
 import type { User } from './users.js'
+import { createIssueSearch } from './issue-search.js'
 import { createWorkspacesRepository } from './workspaces.js'
 
 export type Board = Static<typeof BoardSchema>
@@ -67,6 +68,37 @@ const boardRowsQuery = prepared<{ workspaceId: string, repoId: number }>()((db, 
     .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
     .where('p.workspace_id', '=', p.workspaceId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1)
     .orderBy('p.pipeline_id').orderBy('p.rank').orderBy('p.issue_id'))
+
+type PageRow = { pipeline_id: string, number: number, position: number | null, estimate: number | null, is_epic: number }
+
+/** Each pipeline's first `limit` open issues of the repository, in board order: one statement. */
+const firstRowsQuery = prepared<{ workspaceId: string, repoId: number, limit: number }>()((db, p) =>
+  db.selectFrom((eb) => eb.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+    .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
+    .select(sql<number>`row_number() over (partition by p.pipeline_id order by p.rank, p.issue_id)`.as('n'))
+    .where('p.workspace_id', '=', p.workspaceId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1).as('ranked'))
+    .selectAll().where('n', '<=', p.limit).orderBy('pipeline_id').orderBy('n'))
+/** Where an open issue stands in a pipeline of the workspace (a page's cursor). */
+const cursorQuery = prepared<{ workspaceId: string, repoId: number, pipelineId: string, number: number }>()((db, p) =>
+  db.selectFrom('placements').select(['rank', 'issue_id']).where('workspace_id', '=', p.workspaceId).where('repo_id', '=', p.repoId)
+    .where('pipeline_id', '=', p.pipelineId).where('number', '=', p.number).where('is_open', '=', 1))
+/** The open issues after (rank, issue id) in one pipeline, in board order. */
+const afterRowsQuery = prepared<{ repoId: number, pipelineId: string, rank: number, issueId: number, limit: number }>()((db, p) =>
+  db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+    .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
+    .where('p.pipeline_id', '=', p.pipelineId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1)
+    .where((eb) => eb.or([eb('p.rank', '>', p.rank), eb.and([eb('p.rank', '=', p.rank), eb('p.issue_id', '>', p.issueId)])]))
+    .orderBy('p.rank').orderBy('p.issue_id').limit(p.limit))
+
+/** A page of the board: `limit` issues per pipeline, or the page after issue `after` of one pipeline. */
+export interface BoardPage { limit: number, pipelineId?: string, after?: number }
+
+function boardIssue (row: PageRow): BoardIssue {
+  const issue: BoardIssue = { issue_number: Number(row.number), is_epic: row.is_epic === 1 }
+  if (row.estimate !== null) issue.estimate = { value: row.estimate }
+  if (row.position !== null) issue.position = Number(row.position)
+  return issue
+}
 
 async function ranksFrom (db: Executor, pipelineId: string, repoId: number, issueId: number, limit: number, offset: number) {
   return (await ranksQuery(db, { pipelineId, repoId, issueId, limit, offset })).rows
@@ -142,13 +174,46 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
   async function buildBoard (workspaceId: string, repoId: number): Promise<Board> {
     const pipelines = (await workspaces.pipelines(workspaceId)).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
     const byId = new Map(pipelines.map((p) => [p.id, p]))
-    for (const row of (await boardRowsQuery(db, { workspaceId, repoId })).rows) {
-      const issue: BoardIssue = { issue_number: Number(row.number), is_epic: row.is_epic === 1 }
-      if (row.estimate !== null) issue.estimate = { value: row.estimate }
-      if (row.position !== null) issue.position = Number(row.position)
-      byId.get(row.pipeline_id)?.issues.push(issue)
-    }
+    for (const row of (await boardRowsQuery(db, { workspaceId, repoId })).rows) byId.get(row.pipeline_id)?.issues.push(boardIssue(row))
     return { pipelines }
+  }
+
+  /**
+   * A page of the board in three statements whatever its size: the pipelines, their rows (the
+   * first `limit` of each, one window query; or those after a cursor), and the counts and sums
+   * of every pipeline in one grouped query.
+   */
+  async function buildPage (workspaceId: string, repoId: number, page: BoardPage): Promise<Board> {
+    let pipelines = (await workspaces.pipelines(workspaceId)).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
+    if (page.pipelineId !== undefined) pipelines = pipelines.filter((p) => p.id === page.pipelineId)
+    if (pipelines.length === 0) throw new Invalid(`querystring/pipeline_id ${page.pipelineId ?? ''} is not a pipeline of workspace ${workspaceId}`)
+    const byId = new Map(pipelines.map((p) => [p.id, p]))
+    // One row more than asked tells whether a next page exists.
+    let rows: PageRow[]
+    if (page.after === undefined) {
+      rows = (await firstRowsQuery(db, { workspaceId, repoId, limit: page.limit + 1 })).rows
+    } else {
+      if (page.pipelineId === undefined) throw new Invalid('querystring/after needs pipeline_id: a page after an issue is a page of one pipeline')
+      const cursor = (await cursorQuery(db, { workspaceId, repoId, pipelineId: page.pipelineId, number: page.after })).rows[0]
+      if (cursor === undefined) throw new Invalid(`querystring/after: issue ${page.after} is not open in pipeline ${page.pipelineId}`)
+      const after = { rank: Number(cursor.rank), issueId: Number(cursor.issue_id) }
+      rows = (await afterRowsQuery(db, { repoId, pipelineId: page.pipelineId, ...after, limit: page.limit + 1 })).rows
+    }
+    const counts = await createIssueSearch(db).pipelineCounts(workspaceId, [repoId])
+    const more = new Set<string>()
+    for (const row of rows) {
+      const pipeline = byId.get(row.pipeline_id)
+      if (pipeline === undefined) continue
+      if (pipeline.issues.length < page.limit) pipeline.issues.push(boardIssue(row))
+      else more.add(row.pipeline_id)
+    }
+    return {
+      pipelines: pipelines.map((p) => {
+        const total = counts.get(p.id)
+        const last = p.issues[p.issues.length - 1]
+        return { ...p, issues_total: total?.issues ?? 0, points_total: total?.points ?? 0, next_after: more.has(p.id) ? last.issue_number : null }
+      })
+    }
   }
 
   const orders = new MoveOrders()
@@ -170,6 +235,11 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
      */
     async board (workspaceId: string, repoId: number): Promise<Board> {
       return await buildBoard(workspaceId, repoId)
+    },
+
+    /** A page of that board with each pipeline's totals (docs/api.md, "Paged boards"). */
+    async boardPage (workspaceId: string, repoId: number, page: BoardPage): Promise<Board> {
+      return await buildPage(workspaceId, repoId, page)
     },
 
     /** Moves an issue to a pipeline of the workspace at `position`; one transaction with its events. */

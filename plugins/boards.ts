@@ -6,7 +6,9 @@ import { boardCsv, sendReport, wantsCsv } from './report-format.js'
 import type { MovePosition } from '../db/boards.js'
 import { Board, BoardQuery, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams, WorkspaceSummary } from '../schemas/boards.js'
 import type { Board as BoardData } from '../db/boards.js'
-import { Type, EmptyBody, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
+import { Type, EmptyBody, errorResponses, IssueParams, RepoParams, type Static } from '../schemas/common.js'
+
+type BoardQueryType = Static<typeof BoardQuery>
 
 /** `top`, `bottom` or a 0-based index given as a number or a numeric string. */
 export function parsePosition (value: string | number): MovePosition {
@@ -52,6 +54,19 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     return { pipelines: [pipeline] }
   }
 
+  /**
+   * The board, or with `?limit=` a page of it (docs/api.md, "Paged boards"); without `limit` the
+   * answer is the whole board as it always was.
+   */
+  const boardOrPage = async (workspaceId: string, repoId: number, query: BoardQueryType): Promise<BoardData> => {
+    if (query.limit === undefined) {
+      if (query.after !== undefined) throw httpErrors.badRequest('querystring/after needs limit')
+      return only(await board.board(workspaceId, repoId), workspaceId, query.pipeline_id)
+    }
+    return await board.boardPage(workspaceId, repoId, { limit: query.limit, pipelineId: query.pipeline_id, after: query.after })
+  }
+  const cacheKey = (query: BoardQueryType) => `${query.pipeline_id ?? ''}${query.limit === undefined ? '' : `:${query.limit}:${query.after ?? ''}`}`
+
   fastify.get('/p2/workspaces', {
     schema: { tags: [...tags, 'extensions'], summary: 'Workspaces holding a repository you can read, with those repositories and their pipelines (extension)', response: { 200: Type.Array(WorkspaceSummary), ...errorResponses } }
   }, async (request) => await workspaces.holdingAny([...await fastify.planningAuth.readable(request)]))
@@ -75,9 +90,9 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
         return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
       })
     }
-    return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${pipelineId ?? ''}`, async () => {
+    return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${cacheKey(request.query)}`, async () => {
       await workspaceHolding(workspaceId, repoId)
-      return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
+      return await boardOrPage(workspaceId, repoId, request.query)
     })
   })
 
@@ -92,9 +107,8 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
         return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
       })
     }
-    return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${pipelineId ?? ''}`, async () => {
-      const workspaceId = await oldestWorkspace(repoId)
-      return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
+    return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${cacheKey(request.query)}`, async () => {
+      return await boardOrPage(await oldestWorkspace(repoId), repoId, request.query)
     })
   })
 

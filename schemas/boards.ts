@@ -18,7 +18,10 @@ export const Board = Type.Object({
   pipelines: Type.Array(Type.Object({
     id: Type.String(),
     name: Type.String(),
-    issues: Type.Array(BoardIssue)
+    issues: Type.Array(BoardIssue),
+    issues_total: Type.Optional(Type.Integer({ description: 'a paged read (`limit`): the pipeline\'s open issues of the repository, all pages' })),
+    points_total: Type.Optional(Type.Number({ description: 'a paged read: the sum of their estimates' })),
+    next_after: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'a paged read: the `after` of the next page (with this `pipeline_id`), null on the last' }))
   }))
 })
 
@@ -34,7 +37,9 @@ export const MoveBody = Type.Object({
 
 export const BoardQuery = Type.Object({
   pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' })),
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'csv: one row per issue, for spreadsheets (an extension; also Accept: text/csv)' }))
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'csv: one row per issue, for spreadsheets (an extension; also Accept: text/csv)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'a paged read (an extension): at most this many issues per pipeline, with each pipeline\'s totals and the cursor of its next page' })),
+  after: Type.Optional(Type.Integer({ minimum: 1, description: 'with `limit` and `pipeline_id`: the page after this issue (a `next_after`)' }))
 })
 
 /** A workspace with its repositories and pipelines: what the admin API shows, and GET /p2/workspaces. */

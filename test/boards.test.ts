@@ -273,3 +273,48 @@ t.test('a move takes a bounded number of statements, whatever the pipeline holds
   t.ok(count <= 5, `a move within a pipeline: ${count} statements in its transaction`)
   t.same(numbers(await board(app), P.todo), [3, 1, 4, 5, 2, 6], 'the moves took effect')
 })
+
+t.test('paged boards: each pipeline\'s first rows with its totals, then the next pages by cursor; the whole board unchanged without limit', async (t) => {
+  const app = await build(t)
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 3 } })
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/5/estimate`, payload: { estimate: 2 } })
+  const whole = await app.as('alice', { url: `/p1/repositories/${REPO}/board` })
+  t.notOk(whole.body.includes('issues_total') || whole.body.includes('next_after'), 'no paging fields without limit')
+  const url = `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board`
+  const first = await app.as('alice', { url: `${url}?limit=2` })
+  t.equal(first.statusCode, 200, first.body)
+  t.same(first.json().pipelines.map((p: any) => [p.id, p.issues.map((i: any) => i.issue_number), p.issues_total, p.points_total, p.next_after]), [
+    [P.todo, [1, 2], 6, 5, 2], [P.doing, [], 0, 0, null], [P.done, [], 0, 0, null]
+  ])
+  t.same(first.json().pipelines[0].issues[1], { issue_number: 2, is_epic: false, estimate: { value: 3 } }, 'cards as the whole board has them')
+  const pages: number[] = [1, 2]
+  let after: number | null = 2
+  while (after !== null) {
+    const res = await app.as('alice', { url: `${url}?limit=2&pipeline_id=${P.todo}&after=${after}` })
+    t.equal(res.statusCode, 200, res.body)
+    const [pipeline] = res.json().pipelines
+    t.equal(res.json().pipelines.length, 1, 'a next page is one pipeline\'s')
+    t.equal(pipeline.issues_total, 6)
+    pages.push(...pipeline.issues.map((i: any) => i.issue_number))
+    after = pipeline.next_after
+  }
+  t.same(pages, numbers(whole.json(), P.todo), 'the pages together are the pipeline in board order')
+  await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues/6/moves`, payload: { pipeline_id: P.doing, position: 'top' } })
+  const moved = (await app.as('alice', { url: `${url}?limit=2` })).json()
+  t.same(moved.pipelines.map((p: any) => [p.issues.map((i: any) => i.issue_number), p.issues_total]), [[[1, 2], 5], [[6], 1], [[], 0]], 'a move shows at once')
+  const oldest = (await app.as('alice', { url: `/p1/repositories/${REPO}/board?limit=1&pipeline_id=${P.doing}` })).json()
+  t.same(oldest, { pipelines: [{ id: P.doing, name: 'Doing', issues: [{ issue_number: 6, is_epic: false, position: oldest.pipelines[0].issues[0].position }], issues_total: 1, points_total: 0, next_after: null }] })
+  for (const [query, message] of [
+    ['after=2', /after needs limit/],
+    ['limit=2&after=2', /after needs pipeline_id/],
+    [`limit=2&pipeline_id=${P.todo}&after=6`, /issue 6 is not open in pipeline/],
+    ['limit=2&pipeline_id=nope', /pipeline_id nope is not a pipeline/],
+    ['limit=0', /limit/],
+    ['limit=1001', /limit/]
+  ] as const) {
+    const res = await app.as('alice', { url: `${url}?${query}` })
+    t.equal(res.statusCode, 400, query)
+    t.match(res.json().message, message, query)
+  }
+  t.equal((await app.as('dave', { url: `/p2/workspaces/${WS_OLD}/repositories/${PRIVATE_REPO}/board?limit=2` })).statusCode, 404, 'no page of a board you cannot read')
+})
