@@ -5,7 +5,8 @@ import { random } from './stats.js'
 
 /** The big workspace's id and its sign-in (docs/development.md, "Benchmarks"). */
 export const BIG_WORKSPACE = 'b1gb1gb1gb1gb1gb1gb1gb1g'
-export const BIG_TOKEN = 'big-owner-token-0001'
+/** The owner's token: the HTTP bench's (http.ts `TOKEN`), so its comparisons sign in as the owner. */
+export const BIG_TOKEN = 'bench-token-0123456789'
 export const BIG_REPOSITORIES = 10
 export const BIG_PIPELINES = 12
 

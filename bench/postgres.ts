@@ -9,7 +9,7 @@ import { dependencyCosts } from './dependencies.js'
 import { benchFixture, CASES, compare, startInstances, type HttpRow } from './http.js'
 import { moveCosts } from './moves.js'
 
-async function admin (sql: string, url: string): Promise<void> {
+export async function admin (sql: string, url: string): Promise<void> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   await client.query(sql)

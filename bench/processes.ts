@@ -9,7 +9,7 @@ export interface ServerProcess { url: string, pid: number, stop: () => Promise<v
  * Starts `script` (a module of this folder, built) as its own Node process and waits for the
  * `listening <url>` line it prints; the benchmark never shares a process with what it measures.
  */
-export async function startProcess (script: string, env: Record<string, string>): Promise<ServerProcess> {
+export async function startProcess (script: string, env: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
   // BENCH_CPU_PROF=<folder>: the API's processes write a CPU profile there when they stop.
   const profile = process.env.BENCH_CPU_PROF !== undefined && script === './app-process.js' ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
   const child: ChildProcess = spawn(process.execPath, [...profile, fileURLToPath(new URL(script, import.meta.url))], {
@@ -17,7 +17,7 @@ export async function startProcess (script: string, env: Record<string, string>)
   })
   const lines = createInterface({ input: child.stdout! })
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within 30 s`)), 30_000)
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within ${timeoutMs / 1000} s`)), timeoutMs)
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
     lines.on('line', (line) => {
       if (!line.startsWith('listening ')) return

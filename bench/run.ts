@@ -1,3 +1,4 @@
+import { benchBigWorkspace } from './big-workspace.js'
 import { benchBoardPage } from './board-page.js'
 import { benchChat } from './chat.js'
 import { benchDependencies } from './dependencies.js'
@@ -31,3 +32,10 @@ if (wanted('dependencies')) print(await benchDependencies())
 if (pgUp) print(await benchPostgresWrites(postgres))
 if (wanted('chat')) print(await benchChat())
 if (wanted('board-page')) print(await benchBoardPage())
+if (wanted('big-workspace')) {
+  const big = await benchBigWorkspace(seconds, rounds, pgUp || (only?.includes('big-workspace') === true && await postgresAnswers(postgres)) ? postgres : undefined)
+  console.log('')
+  for (const line of httpTable(big.rows, rounds)) console.log(line)
+  console.log('')
+  print(big.lines)
+}

@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
+import { compare, type HttpRow } from './http.js'
+import { admin } from './postgres.js'
+import { startProcess, type ServerProcess } from './processes.js'
+import { percentile, random } from './stats.js'
+
+const headers = { 'x-authentication-token': BIG_TOKEN, 'content-type': 'application/json' }
+/** The first repository of the big workspace: a tenth of its issues (5,000 at full size). */
+const REPO = 4700
+
+/** The process's peak resident memory so far (Linux), in MB. */
+function peakMb (pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024
+}
+
+/** Starts the API on `options` and times it from spawn to listening (it listens once ready). */
+async function timedStart (options: Record<string, unknown>): Promise<{ server: ServerProcess, seconds: number }> {
+  const started = performance.now()
+  const server = await startProcess('./app-process.js', { BENCH_APP_OPTIONS: JSON.stringify(options) }, 600_000)
+  const seconds = (performance.now() - started) / 1000
+  const ready = await fetch(`${server.url}/ready`)
+  if (ready.status !== 200) throw new Error(`/ready answered ${ready.status}`)
+  return { server, seconds }
+}
+
+async function call (url: string, method: string, body?: unknown): Promise<number> {
+  const started = performance.now()
+  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  await res.arrayBuffer()
+  if (res.status >= 400 && res.status !== 409) throw new Error(`${method} ${url}: ${res.status}`)
+  return performance.now() - started
+}
+
+const stats = (times: number[]) => {
+  const sorted = [...times].sort((a, b) => a - b)
+  return `p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms`
+}
+const mean = (times: number[]) => times.reduce((a, b) => a + b, 0) / times.length
+
+/** Moves of random issues of the first repository to a random index of its fullest pipeline, over HTTP; the mean in ms. */
+async function moves (url: string, issuesPerRepo: number, count: number): Promise<number> {
+  const next = random(11)
+  const pipeline = 'big-pipeline-01'
+  const times: number[] = []
+  for (let i = -20; i < count; i++) {
+    const number = 1 + Math.floor(next() * issuesPerRepo)
+    const position = Math.floor(next() * issuesPerRepo / 4)
+    const ms = await call(`${url}/p2/workspaces/${BIG_WORKSPACE}/repositories/${REPO}/issues/${number}/moves`, 'POST', { pipeline_id: pipeline, position })
+    if (i >= 0) times.push(ms)
+  }
+  return mean(times)
+}
+
+/** The reads and writes measured on a started big workspace. */
+async function measure (label: string, server: ServerProcess, issues: number, seconds: number, rounds: number): Promise<{ lines: string[], rows: HttpRow[] }> {
+  const lines: string[] = []
+  const board = `/p1/repositories/${REPO}/board`
+  const rows = [await compare(`${label}, big workspace: GET board of a ${(issues / 10).toLocaleString('en')}-issue repository, cached`, [server.url], board, seconds, rounds)]
+  const page = await call(`${server.url}${board}?limit=50`, 'GET')
+  lines.push(`${label}: GET that board's first page (?limit=50, uncached) ${page.toFixed(1)} ms`)
+  // Each write moves the change counter: the next read builds the board again.
+  const afterWrite: number[] = []
+  for (let i = 0; i < 100; i++) {
+    await call(`${server.url}/p1/repositories/${REPO}/issues/${1 + (i % 50)}/estimate`, 'PUT', { estimate: i % 7 })
+    afterWrite.push(await call(`${server.url}${board}`, 'GET'))
+  }
+  lines.push(`${label}: GET the ${(issues / 10).toLocaleString('en')}-issue board, first read after a write: ${stats(afterWrite)} (100 writes)`)
+  // Dependencies from a lower to a higher number of repository 4701: every stored edge runs that way too, so none closes a cycle.
+  const inserts: number[] = []
+  const pairs = Math.floor((issues / 10 - 1) / 2)
+  for (let i = 0; i < 200; i++) {
+    const blocking = { repo_id: REPO + 1, issue_number: 2 + 2 * (i % pairs) }
+    const blocked = { repo_id: REPO + 1, issue_number: 3 + 2 * (i % pairs) }
+    const ms = await call(`${server.url}/p1/dependencies`, 'POST', { blocking, blocked })
+    if (i >= 20) inserts.push(ms)
+  }
+  lines.push(`${label}: POST /p1/dependencies with ${Math.min(2000, Math.floor(issues / 25)).toLocaleString('en')} edges stored, timed over HTTP: ${stats(inserts)} (180 after 20 not counted)`)
+  const rss = peakMb(server.pid)
+  lines.push(`${label}: server peak RSS ${rss.toFixed(0)} MB`)
+  return { lines, rows }
+}
+
+/**
+ * Issue 47's big workspace (`BENCH_BIG_ISSUES`, default 50,000) on SQLite and, when `postgresUrl`
+ * answers, PostgreSQL: loading it from SEED_FILE, restarting to ready, the cached 5,000-issue
+ * board against bare node:http, the first read after a write, moves at 50,000 vs 100 issues, and
+ * dependency inserts over HTTP.
+ */
+export async function benchBigWorkspace (seconds: number, rounds: number, postgresUrl?: string): Promise<{ lines: string[], rows: HttpRow[] }> {
+  const issues = Number(process.env.BENCH_BIG_ISSUES ?? 50_000)
+  const folder = mkdtempSync(join(tmpdir(), 'bench-big-'))
+  const lines: string[] = []
+  const rows: HttpRow[] = []
+  try {
+    const seed = join(folder, 'big.json')
+    writeFileSync(seed, JSON.stringify(bigWorkspaceFixture(issues)))
+    const small = join(folder, 'small.json')
+    writeFileSync(small, JSON.stringify(bigWorkspaceFixture(100)))
+    const engines: Array<{ label: string, options: () => Promise<{ options: Record<string, unknown>, drop: () => Promise<void> }> }> = [
+      { label: 'SQLite', options: async () => ({ options: { database: join(folder, `${randomBytes(4).toString('hex')}.db`) }, drop: async () => {} }) }
+    ]
+    if (postgresUrl !== undefined) {
+      engines.push({
+        label: 'PostgreSQL',
+        options: async () => {
+          const schema = `bench_${randomBytes(4).toString('hex')}`
+          await admin(`CREATE SCHEMA ${schema}`, postgresUrl)
+          return { options: { databaseUrl: postgresUrl, databaseSchema: schema }, drop: async () => await admin(`DROP SCHEMA ${schema} CASCADE`, postgresUrl) }
+        }
+      })
+    }
+    for (const engine of engines) {
+      const { options, drop } = await engine.options()
+      try {
+        const loaded = await timedStart({ ...options, seedFile: seed })
+        lines.push(`${engine.label}: start loading the ${issues.toLocaleString('en')}-issue SEED_FILE, to ready: ${loaded.seconds.toFixed(1)} s, peak RSS ${peakMb(loaded.server.pid).toFixed(0)} MB`)
+        await loaded.server.stop()
+        const { server, seconds: start } = await timedStart(options)
+        lines.push(`${engine.label}: start with it stored, to ready: ${start.toFixed(1)} s`)
+        try {
+          const measured = await measure(engine.label, server, issues, seconds, rounds)
+          lines.push(...measured.lines)
+          rows.push(...measured.rows)
+          const big = await moves(server.url, issues / 10, 200)
+          await server.stop()
+          const smallOptions = await engine.options()
+          try {
+            const other = await timedStart({ ...smallOptions.options, seedFile: small })
+            try {
+              const few = await moves(other.server.url, 10, 200)
+              lines.push(`${engine.label}: move to a random index over HTTP, ${issues.toLocaleString('en')} vs 100 issues (mean): ${big.toFixed(2)} ms vs ${few.toFixed(2)} ms, ${(big / few).toFixed(2)}×`)
+            } finally {
+              await other.server.stop()
+            }
+          } finally {
+            await smallOptions.drop()
+          }
+        } finally {
+          await server.stop()
+        }
+      } finally {
+        await drop()
+      }
+    }
+  } finally {
+    rmSync(folder, { recursive: true, force: true })
+  }
+  return { lines, rows }
+}
