@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suite (SQLite) on another Node.js runtime, fetched from the registry's official
-# builds, with better-sqlite3 built for it; the installed addon is put back afterwards.
+# builds, with better-sqlite3 built for it; the installed addon is put back afterwards. Arguments
+# after the version go to tap (.ci/run leaves out the files that do not depend on the runtime).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version="$1"
@@ -16,4 +17,4 @@ cp "$addon" "$installed"
 # The browser tests and the other run-once tests run in CI's first pass only.
 export PLANNING_BROWSER_TESTS=skip PLANNING_ONCE_TESTS=skip
 echo "# the whole suite on Node $("$runtime/bin/node" --version) (SQLite)"
-PATH="$runtime/bin:$PATH" npm test -- --jobs=4
+PATH="$runtime/bin:$PATH" npm test -- --jobs=4 "${@:2}"

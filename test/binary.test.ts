@@ -4,12 +4,13 @@ import { once } from 'node:events'
 import { copyFileSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildOnce } from './build.js'
 import { ranOnce } from './once.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 t.test('the single executable runs alone: demo board, clean stop on SIGTERM', { timeout: 180_000, skip: ranOnce }, async (t) => {
-  execFileSync('npm', ['run', 'build:binary', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] })
+  await buildOnce('binary')
   const dir = t.testdir({})
   const binary = join(dir, 'planning-api-server')
   copyFileSync(join(root, 'dist-sea', 'planning-api-server'), binary)

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildOnce } from './build.js'
+import { ranOnce } from './once.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const ADMIN_TOKEN = 'my-long-admin-token'
@@ -19,7 +20,9 @@ function blocks (page: string, heading: string): string[] {
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1])
 }
 
-t.test('the README\'s walk-through and the admin examples of docs/operations.md run top to bottom on the demo, as a reader would', { timeout: 180_000 }, async (t) => {
+// What it checks is the documentation's text, on SQLite; the server code it starts runs in-process
+// in every other test on each engine and runtime: once per CI run (test/once.ts).
+t.test('the README\'s walk-through and the admin examples of docs/operations.md run top to bottom on the demo, as a reader would', { timeout: 180_000, skip: ranOnce }, async (t) => {
   const dir = t.testdir({})
   const database = join(dir, 'planning.db')
   await buildOnce()
