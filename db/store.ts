@@ -11,6 +11,7 @@ import { createIssuesRepository } from './issues.js'
 import { migrate } from './engine/migrations/index.js'
 import { sealStoredSecrets } from './sealed-secrets.js'
 import { createMilestonesRepository } from './milestones.js'
+import { createPipelineRemoval } from './pipeline-removal.js'
 import { createOidcIdentitiesRepository } from './sign-in/oidc-identities.js'
 import { createReleasesRepository } from './releases.js'
 import { createSessionsRepository } from './sign-in/sessions.js'
@@ -39,6 +40,7 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     repositories: createRepositoriesRepository(db, events),
     workspaces: createWorkspacesRepository(db),
     boards: createBoardsRepository(db, events),
+    pipelineRemoval: createPipelineRemoval(db, events),
     issues: createIssuesRepository(db, events),
     epics: createEpicsRepository(db, events),
     milestones: createMilestonesRepository(db),

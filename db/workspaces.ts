@@ -100,6 +100,7 @@ export function createWorkspacesRepository (db: Executor) {
   return {
     byId,
     requireWorkspace,
+    withPipelines,
     pipelines,
     pipeline,
     holds,

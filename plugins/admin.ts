@@ -15,8 +15,10 @@ import { AuditPage, AuditQuery } from '../schemas/audit.js'
 import { AccountToken } from '../schemas/account.js'
 import {
   AdminIssue, AdminMilestone, AdminRepository, AdminUserWithEmail, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
-  CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody, Fixture, ImportReply, IssueNumberParams, MilestoneNumberParams, UpdateMilestoneBody,
-  PermissionBody, PermissionParams, PermissionReply, TokenReply, UpdateIssueBody, UpdateUserBody, UpdateWorkspaceBody, UserTokenParams, WorkspaceParams
+  CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody,
+  DeletePipelineQuery, Fixture, ImportReply, IssueNumberParams, MilestoneNumberParams, UpdateMilestoneBody,
+  PermissionBody, PermissionParams, PermissionReply, PipelineParams, TokenReply, UpdateIssueBody, UpdateUserBody, UpdateWorkspaceBody,
+  UserTokenParams, WorkspaceParams
 } from '../schemas/admin.js'
 import { Type, EmptyBody, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
 
@@ -50,6 +52,7 @@ const ACTIONS: Record<string, string> = {
   'POST /repositories/:repo_id/milestones': 'milestone.created',
   'POST /workspaces': 'workspace.created',
   'PATCH /workspaces/:workspace_id': 'workspace.updated',
+  'DELETE /workspaces/:workspace_id/pipelines/:pipeline_id': 'pipeline.deleted',
   'PUT /chat/roles/:login': 'chat_role.set',
   'POST /connections': 'connection.created',
   'DELETE /connections/:id': 'connection.removed',
@@ -234,6 +237,17 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   fastify.patch('/workspaces/:workspace_id', {
     schema: { tags, summary: 'Rename, describe, add/remove repositories, add/rename/reorder pipelines', params: WorkspaceParams, body: UpdateWorkspaceBody, response: { 200: AdminWorkspace, ...errors } }
   }, async (request) => await admin.updateWorkspace(request.params.workspace_id, request.body))
+
+  fastify.delete('/workspaces/:workspace_id/pipelines/:pipeline_id', {
+    schema: {
+      tags,
+      summary: 'Delete a pipeline; its issues move to the end of destination_pipeline_id first (one transaction, each move an event)',
+      params: PipelineParams,
+      querystring: DeletePipelineQuery,
+      response: { 200: AdminWorkspace, ...errors }
+    }
+  }, async (request) => await admin.deletePipeline(actors.get(request) === 'admin' ? undefined : request.planningUser ?? undefined,
+    request.params.workspace_id, request.params.pipeline_id, request.query.destination_pipeline_id))
 
   fastify.put('/chat/roles/:login', {
     schema: { tags, summary: 'Set a chat role (one broadcaster at most: naming one demotes the previous)', params: LoginParams, body: ChatRoleBody, response: { 200: ChatRoleReply, ...errors } }

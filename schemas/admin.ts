@@ -106,6 +106,10 @@ export const CreateWorkspaceBody = Type.Object({
   pipelines: Type.Array(PipelineName, { minItems: 1, maxItems: 100 })
 }, { additionalProperties: false })
 export const WorkspaceParams = Type.Object({ workspace_id: ObjectId })
+export const PipelineParams = Type.Object({ workspace_id: ObjectId, pipeline_id: ObjectId })
+export const DeletePipelineQuery = Type.Object({
+  destination_pipeline_id: Type.String({ minLength: 1, maxLength: 100, description: 'the pipeline of the same workspace its issues move to (at the end, in their order)' })
+}, { additionalProperties: false })
 export const UpdateWorkspaceBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),

@@ -79,6 +79,11 @@ export function createAdminOperations (store: PlanningStore) {
       await tx(async (s) => await s.repositories.updateMilestone(repoId, number, fields)),
     createWorkspace: async (input: NewWorkspace) => await tx(async (s) => await s.workspaces.create(input)),
     updateWorkspace: async (id: string, change: WorkspaceChange) => await tx(async (s) => await s.workspaces.update(id, change)),
+    /** Deletes a pipeline, its issues moved to the end of another pipeline of the workspace first. */
+    deletePipeline: async (user: { id: number, login: string } | undefined, id: string, pipelineId: string, destinationId: string) => await tx(async (s) => {
+      await s.pipelineRemoval.remove(user, id, pipelineId, destinationId)
+      return await s.workspaces.withPipelines(id)
+    }),
     setChatRole: async (login: string, role: ChatRole) => await tx(async (s) => {
       const user = await s.users.requireLogin(login)
       await s.chat.setRole(user.id, role)

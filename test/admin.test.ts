@@ -97,6 +97,28 @@ t.test('workspaces: rename, reorder and add pipelines, add and remove repositori
     're-added repository issues land in the first pipeline (closed #7 stays off)')
 })
 
+t.test('deleting a pipeline moves its issues to another one first, each with its event, in one transaction', async (t) => {
+  const app = await build(t)
+  const board = async () => (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board` })).json() as { pipelines: Array<{ id: string, issues: Array<{ issue_number: number }> }> }
+  const numbers = async (id: string) => (await board()).pipelines.find((p) => p.id === id)?.issues.map((i) => i.issue_number)
+  await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues/1/moves`, payload: { pipeline_id: P.doing, position: 'top' } })
+  const before = [...(await numbers(P.doing))!, ...(await numbers(P.todo))!]
+  const url = (pipeline: string, destination?: string) => `/admin/workspaces/${WS_OLD}/pipelines/${pipeline}${destination === undefined ? '' : `?destination_pipeline_id=${destination}`}`
+  t.equal((await app.admin({ method: 'DELETE', url: url(P.todo) })).statusCode, 400, 'the destination is required')
+  t.match((await app.admin({ method: 'DELETE', url: url(P.todo, P.todo) })).json(), { statusCode: 400, message: /another pipeline/ })
+  t.match((await app.admin({ method: 'DELETE', url: url(P.todo, P.ideas) })).json(), { statusCode: 400, message: /not a pipeline of workspace/ }, 'another workspace\'s pipeline')
+  t.equal((await app.admin({ method: 'DELETE', url: url(P.ideas, P.doing) })).statusCode, 404)
+  t.equal((await app.as('bob', { method: 'DELETE', url: url(P.todo, P.doing) })).statusCode, 403, 'administrators only')
+  const done = await app.admin({ method: 'DELETE', url: url(P.todo, P.doing) })
+  t.equal(done.statusCode, 200, done.body)
+  t.notOk(done.json().pipelines.some((p: { id: string }) => p.id === P.todo), 'gone')
+  t.same(await numbers(P.doing), before, 'its issues at the end of the destination, in their order')
+  const events = (await app.as('alice', { url: `/p1/repositories/${REPO}/issues/2/events` })).json() as Array<{ type: string, from_pipeline?: { name: string }, to_pipeline?: { name: string } }>
+  t.match(events.find((e) => e.type === 'transferIssue'), { from_pipeline: { name: 'To Do' }, to_pipeline: { name: 'Doing' } }, 'each move has its event')
+  const audit = (await app.admin({ url: '/admin/audit?limit=5' })).json().entries
+  t.match(audit[0], { action: 'pipeline.deleted', target: `workspace:${WS_OLD}` })
+})
+
 t.test('milestones can be created once', async (t) => {
   const app = await build(t)
   t.equal((await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/milestones`, payload: { number: 2, title: 'v2' } })).statusCode, 201)

@@ -83,6 +83,13 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   const platform = (await admin(app, '/admin/workspaces') as Array<{ name: string, repositories: number[], pipelines: Array<{ name: string }> }>).find((w) => w.name === 'Platform')
   t.same(platform?.repositories, [2 ** 40])
   t.same(platform?.pipelines.map((p) => p.name), ['Done', 'Backlog', 'Doing', 'Review'], 'added, moved, renamed and dragged: in the API at once')
+  await pipes.getByRole('listitem', { name: 'Review' }).getByRole('button', { name: 'Delete' }).click()
+  const ask = page.getByRole('dialog', { name: 'Delete the pipeline Review' })
+  await ask.getByLabel('Move its issues to').selectOption({ label: 'Doing' })
+  await ask.getByRole('button', { name: 'Delete pipeline' }).click()
+  await order(page, 'Done,Backlog,Doing')
+  const after = (await admin(app, '/admin/workspaces') as Array<{ name: string, pipelines: Array<{ name: string }> }>).find((w) => w.name === 'Platform')
+  t.same(after?.pipelines.map((p) => p.name), ['Done', 'Backlog', 'Doing'], 'deleted, its issues moved: in the API at once')
 
   // Connections: a Gitea connected, its webhook shown once, a signed delivery in its log, an import with its progress.
   const conns = view.getByRole('region', { name: 'Connections' })

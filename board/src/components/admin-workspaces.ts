@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { useRef, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { repoName, type AdminContext, type AdminData, type AdminPipeline, type AdminWorkspace } from './admin.js'
 import { FieldError, invalid, TextField, useErrors } from './field.js'
@@ -62,15 +62,65 @@ function NewWorkspace ({ data, context, onDone }: { data: AdminData, context: Ad
   </form>`
 }
 
-function PipelineItem ({ workspace, pipeline, index, save, onDragStart, onDrop }: {
+/** Asks where a deleted pipeline's issues go, then deletes it (they move first, in one transaction). */
+function DeletePipelineDialog ({ workspace, pipeline, context, onClose }: {
+  workspace: AdminWorkspace
+  pipeline: AdminPipeline
+  context: AdminContext
+  onClose: () => void
+}) {
+  const dialog = useRef<HTMLDialogElement>(null)
+  const [error, setError] = useState('')
+  const [busy, setBusy] = useState(false)
+  useEffect(() => { if (dialog.current !== null && !dialog.current.open) dialog.current.showModal() }, [])
+  const others = workspace.pipelines.filter((p) => p.id !== pipeline.id)
+  const id = `delete-${pipeline.id}`
+  const submit = async (e: SubmitEvent) => {
+    e.preventDefault()
+    const destination = String(new FormData(e.target as HTMLFormElement).get('destination') ?? '')
+    const target = others.find((p) => p.id === destination)
+    if (target === undefined) {
+      setError('Choose the pipeline its issues move to.')
+      return
+    }
+    setBusy(true)
+    try {
+      const path = `/admin/workspaces/${encodeURIComponent(workspace.id)}/pipelines/${encodeURIComponent(pipeline.id)}`
+      await context.client.send('DELETE', `${path}?destination_pipeline_id=${encodeURIComponent(destination)}`, undefined)
+      context.say(`Deleted the pipeline ${pipeline.name}; its issues are at the end of ${target.name}.`)
+      dialog.current?.close()
+      await context.reload()
+    } catch (err) {
+      setError(message(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return html`<dialog ref=${dialog} aria-labelledby=${`${id}-title`} onClose=${onClose}>
+    <header><h2 id=${`${id}-title`}>Delete the pipeline ${pipeline.name}</h2><button type="button" onClick=${() => dialog.current?.close()}>Close</button></header>
+    <form class="stack" onSubmit=${submit} noValidate>
+      <div class="field"><label for=${id}>Move its issues to</label>
+        <select name="destination" ...${invalid(id, error)}>
+          ${others.map((p) => html`<option key=${p.id} value=${p.id}>${p.name}</option>`)}
+        </select>
+        <${FieldError} id=${id} error=${error} /></div>
+      <p class="hint">Its issues go to the end of that pipeline, in their order; each move is in their history.</p>
+      <div class="row"><button type="submit" class="danger" disabled=${busy}>Delete pipeline</button><button type="button" onClick=${() => dialog.current?.close()}>Cancel</button></div>
+    </form>
+  </dialog>`
+}
+
+function PipelineItem ({ workspace, pipeline, index, save, context, onDragStart, onDrop }: {
   workspace: AdminWorkspace
   pipeline: AdminPipeline
   index: number
+  context: AdminContext
   save: (pipelines: AdminPipeline[], done: string) => Promise<string | null>
   onDragStart: (index: number) => void
   onDrop: (index: number) => void
 }) {
   const [renaming, setRenaming] = useState(false)
+  const [deleting, setDeleting] = useState(false)
   const [error, setError] = useState('')
   const count = workspace.pipelines.length
   const id = `rename-${workspace.id}-${pipeline.id}`
@@ -103,7 +153,9 @@ function PipelineItem ({ workspace, pipeline, index, save, onDragStart, onDrop }
           <button type="button" disabled=${index === 0} onClick=${() => move(-1)}>Move left</button>
           <button type="button" disabled=${index === count - 1} onClick=${() => move(1)}>Move right</button>
           <button type="button" onClick=${() => setRenaming(true)}>Rename</button>
+          ${count > 1 && html`<button type="button" class="danger" onClick=${() => setDeleting(true)}>Delete</button>`}
         </div>`}
+    ${deleting && html`<${DeletePipelineDialog} workspace=${workspace} pipeline=${pipeline} context=${context} onClose=${() => setDeleting(false)} />`}
   </li>`
 }
 
@@ -148,7 +200,7 @@ function WorkspaceItem ({ data, workspace, context }: { data: AdminData, workspa
     ${workspace.description !== null && workspace.description !== '' && html`<p class="hint">${workspace.description}</p>`}
     <p>Repositories: ${workspace.repositories.length === 0 ? 'none' : workspace.repositories.map((id) => repoName(data.repositories, id)).join(', ')}</p>
     <ol class="pipelines" aria-label=${`Pipelines of ${workspace.name}`}>
-      ${workspace.pipelines.map((p, i) => html`<${PipelineItem} key=${`${p.id}:${p.name}:${i}`} workspace=${workspace} pipeline=${p} index=${i} save=${save}
+      ${workspace.pipelines.map((p, i) => html`<${PipelineItem} key=${`${p.id}:${p.name}:${i}`} workspace=${workspace} pipeline=${p} index=${i} save=${save} context=${context}
         onDragStart=${(from: number) => { dragged.current = from }}
         onDrop=${(to: number) => {
           const from = dragged.current
