@@ -29,6 +29,9 @@ export interface IssueFilter {
   query?: string
 }
 
+/** Which issues of the filter's repositories a workspace-wide search reads. */
+export interface IssueScope { includeClosed: boolean, workspaceId?: string, pipelineIds?: string[] }
+
 /** A position in a page's order: rank (or time), then issue id. */
 export interface IssueKey { k: number | string, id: number }
 export interface PageAsked { after?: IssueKey, before?: IssueKey, limit: number, fromEnd: boolean }
@@ -99,6 +102,16 @@ export function createGraphReads (db: Executor) {
   const inSprint = (sprintId: string, f: IssueFilter) =>
     db.selectFrom('issues as i').where((eb) => filtered(eb as unknown as IssueEb, f))
       .where('i.id', 'in', (eb) => eb.selectFrom('sprint_issues').select('issue_id').where('sprint_id', '=', sprintId))
+  /** Issues of the filter's repositories, open or also closed, optionally only those placed in a workspace's pipelines. */
+  const inRepos = (f: IssueFilter, scope: IssueScope) => {
+    let q = db.selectFrom('issues as i').where((eb) => filtered(eb as unknown as IssueEb, f))
+    if (!scope.includeClosed) q = q.where('i.state', '=', 'open')
+    if (scope.pipelineIds !== undefined && scope.pipelineIds.length > 0) {
+      const ids = scope.pipelineIds
+      q = q.where('i.id', 'in', (eb) => eb.selectFrom('placements').select('issue_id').where('workspace_id', '=', scope.workspaceId ?? '').where('pipeline_id', 'in', ids))
+    }
+    return q
+  }
   const closedAt = sql<string>`coalesce((SELECT max(st.at) FROM issue_states st WHERE st.issue_id = i.id AND st.state = 'closed'), i.created_at)`
 
   return {
@@ -134,6 +147,60 @@ export function createGraphReads (db: Executor) {
       const rows = await q.orderBy('i.id', page.fromEnd ? 'desc' : 'asc').limit(page.limit + 1).execute()
       const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: 0, id: Number(r.id) } }))
       return { rows: page.fromEnd ? kept.reverse() : kept, hasMore: rows.length > page.limit }
+    },
+    /** Issues of repositories, newest first (by id). */
+    async issuesPage (f: IssueFilter, scope: IssueScope, page: PageAsked): Promise<IssuePage> {
+      let q = inRepos(f, scope).select(ISSUE_COLUMNS)
+      if (page.after !== undefined) q = q.where('i.id', '<', page.after.id)
+      if (page.before !== undefined) q = q.where('i.id', '>', page.before.id)
+      const rows = await q.orderBy('i.id', page.fromEnd ? 'asc' : 'desc').limit(page.limit + 1).execute()
+      const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: 0, id: Number(r.id) } }))
+      return { rows: page.fromEnd ? kept.reverse() : kept, hasMore: rows.length > page.limit }
+    },
+    issuesCounts: async (f: IssueFilter, scope: IssueScope) => await counts(() => inRepos(f, scope) as unknown as ReturnType<typeof openInPipeline>),
+    /** Epics (issues that are epics) of the repositories, by id. */
+    async epicsIn (repoIds: readonly number[]): Promise<IssueNode[]> {
+      if (repoIds.length === 0) return []
+      return (await db.selectFrom('issues as i').select(ISSUE_COLUMNS).where('i.repo_id', 'in', [...repoIds]).where('i.is_epic', '=', 1).orderBy('i.id').execute()).map(toIssue)
+    },
+    /** The labels in use on the repositories' issues, one row per repository and name. */
+    async labelsIn (repoIds: readonly number[]) {
+      if (repoIds.length === 0) return []
+      return (await db.selectFrom('issue_labels as l').innerJoin('issues as i', 'i.id', 'l.issue_id')
+        .select(['i.repo_id', 'l.name', sql<string | null>`max(l.color)`.as('color')]).where('i.repo_id', 'in', [...repoIds])
+        .groupBy(['i.repo_id', 'l.name']).orderBy('l.name').orderBy('i.repo_id').execute()).map((r) => ({ ...r, repo_id: Number(r.repo_id) }))
+    },
+    /** Users holding a permission (at least `level`) on the repositories, one row per repository and user. */
+    async usersOn (repoIds: readonly number[], level: number) {
+      if (repoIds.length === 0) return []
+      return (await db.selectFrom('permissions as p').innerJoin('users as u', 'u.id', 'p.user_id')
+        .select(['p.repo_id', 'u.id', 'u.login', 'u.created_at']).where('p.repo_id', 'in', [...repoIds]).where('p.level', '>=', level)
+        .orderBy('u.login').execute()).map((r) => ({ ...r, repo_id: Number(r.repo_id), id: Number(r.id) }))
+    },
+    /** Logins assigned to issues of the repositories, one row per repository and login. */
+    async assigneesIn (repoIds: readonly number[]) {
+      if (repoIds.length === 0) return []
+      return (await db.selectFrom('issue_assignees as a').innerJoin('issues as i', 'i.id', 'a.issue_id')
+        .select(['i.repo_id', 'a.login', sql<string | null>`max(a.avatar_url)`.as('avatar_url')]).where('i.repo_id', 'in', [...repoIds])
+        .groupBy(['i.repo_id', 'a.login']).orderBy('a.login').execute()).map((r) => ({ ...r, repo_id: Number(r.repo_id) }))
+    },
+    async milestonesIn (repoIds: readonly number[]) {
+      if (repoIds.length === 0) return []
+      return (await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'state', 'due_on', 'start_date'])
+        .where('repo_id', 'in', [...repoIds]).orderBy('repo_id').orderBy('number').execute()).map((r) => ({ ...r, repo_id: Number(r.repo_id), number: Number(r.number) }))
+    },
+    /** The release reports holding the issues. */
+    async releasesOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('release_report_issues as ri').innerJoin('release_reports as r', 'r.id', 'ri.release_id')
+        .select(['ri.issue_id', 'r.id', 'r.title', 'r.description', 'r.start_date', 'r.desired_end_date', 'r.created_at', 'r.closed_at', 'r.state'])
+        .where('ri.issue_id', 'in', [...ids]).orderBy('r.created_at').orderBy('r.seq').execute()).map((r) => ({ ...r, issue_id: Number(r.issue_id) }))
+    },
+    /** When each issue joined each of the sprints. */
+    async sprintMembership (sprintIds: readonly string[], issueIds: readonly number[]) {
+      if (sprintIds.length === 0 || issueIds.length === 0) return []
+      return (await db.selectFrom('sprint_issues').select(['sprint_id', 'issue_id', 'added_at']).where('sprint_id', 'in', [...sprintIds]).where('issue_id', 'in', [...issueIds]).execute())
+        .map((r) => ({ ...r, issue_id: Number(r.issue_id) }))
     },
     sprintCounts: async (sprintId: string, f: IssueFilter) => await counts(() => inSprint(sprintId, f) as unknown as ReturnType<typeof openInPipeline>),
     closedCounts: async (workspaceId: string, f: IssueFilter) => await counts(() => closedIn(workspaceId, f) as unknown as ReturnType<typeof openInPipeline>),

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildSchema, graphqlSync, getIntrospectionQuery } from 'graphql'
-import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
+import { build, testFixture, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 
 type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
@@ -12,7 +12,14 @@ async function gql (app: App, login: keyof typeof TOKENS, query: string, variabl
 }
 
 // One app for the whole file (CI budget); tests that write come last and undo nothing they rely on.
-const app = await build(t)
+// Labels and assignees as the issue host brings them, on issues 5 and 6 of REPO and one of PRIVATE_REPO.
+const hosted: Record<string, object> = {
+  [`${REPO}#5`]: { labels: [{ name: 'bug', color: 'd73a4a' }], assignees: [{ login: 'octo', avatar_url: null }] },
+  [`${REPO}#6`]: { labels: [{ name: 'bug', color: 'd73a4a' }, { name: 'ui', color: null }] },
+  [`${PRIVATE_REPO}#1`]: { labels: [{ name: 'hidden', color: null }] }
+}
+const fixture = testFixture()
+const app = await build(t, { fixture: { ...fixture, issues: fixture.issues.map((i) => ({ ...i, ...hosted[`${i.repo_id}#${i.number}`] })) } })
 const repoId = encodeId('Repository', REPO)
 
 t.test('transport: both paths, 401 without or with a bad token, rate-limit headers, bad bodies are 400 not 500', async (t) => {
@@ -203,4 +210,83 @@ t.test('mutations: createIssueDependency and deleteIssueDependency against GET /
   const gone = await gql(app, 'bob', `mutation { deleteIssueDependency(input: { blockingIssue: ${info(1)}, blockedIssue: ${info(3)}, clientMutationId: "d" }) { clientMutationId } }`)
   t.same(gone.data, { deleteIssueDependency: { clientMutationId: 'd' } })
   t.notOk((await app.as('bob', { url: `/p1/repositories/${REPO}/dependencies` })).json().dependencies.some((d: any) => d.blocking.issue_number === 1 && d.blocked.issue_number === 3))
+})
+
+t.test('workspace lists: issues, epics, labels, users, assignees; searchIssues; an issue\'s releases; a sprint\'s sprintIssues', async (t) => {
+  t.equal((await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues/6/convert_to_epic`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }] } })).statusCode, 200)
+  const release = (await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/reports/release`, payload: { title: 'R1', start_date: '2026-01-01T00:00:00Z', desired_end_date: '2026-03-01T00:00:00Z' } })).json()
+  t.equal((await app.as('alice', { method: 'PATCH', url: `/p1/reports/release/${release.release_id}/issues`, payload: { add_issues: [{ repo_id: REPO, issue_number: 5 }], remove_issues: [] } })).statusCode, 200)
+
+  const res = await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") {
+    issues(first: 3) { totalCount nodes { number state } pageInfo { hasNextPage } }
+    labelled: issues(filters: { labels: { in: ["ui"] } }) { nodes { number } }
+    epics { nodes { id issue { number } } }
+    zenhubLabels { nodes { id name color } }
+    zenhubUsers { nodes { name } }
+    assignees { nodes { login } } } }`)
+  t.notOk(res.errors)
+  const w = res.data.workspace
+  t.equal(w.issues.totalCount, 7, 'REPO\'s seven issues, the closed one too: carol reads only REPO')
+  t.same(w.issues.nodes.map((n: any) => n.number), [7, 6, 5], 'newest first')
+  t.equal(w.issues.nodes[0].state, 'CLOSED')
+  t.same(w.labelled.nodes.map((n: any) => n.number), [6])
+  const restEpics = (await app.as('carol', { url: `/p1/repositories/${REPO}/epics` })).json().epic_issues.map((e: any) => e.issue_number)
+  t.same(w.epics.nodes.map((e: any) => e.issue.number), restEpics, 'the REST epics')
+  t.same(w.zenhubLabels.nodes.map((l: any) => [l.name, l.color]), [['bug', 'd73a4a'], ['ui', null]], 'not the label only PRIVATE_REPO has')
+  t.same(w.zenhubUsers.nodes.map((u: any) => u.name), ['alice', 'bob'], 'writers of REPO')
+  t.same(w.assignees.nodes.map((u: any) => u.login), ['alice', 'bob', 'octo'])
+  const label = await gql(app, 'carol', `{ node(id: "${w.zenhubLabels.nodes[0].id}") { ... on ZenhubLabel { name } } epic: node(id: "${w.epics.nodes[0].id}") { ... on Epic { issue { number } } } }`)
+  t.same(label.data, { node: { name: 'bug' }, epic: { issue: { number: 6 } } })
+
+  const todo = encodeId('Pipeline', P.todo)
+  const search = await gql(app, 'alice', `query($f: EpicAssignableIssueSearchFiltersInput!) { searchIssues(workspaceId: "${WS_OLD}", filters: $f, includeClosed: true) { totalCount nodes { number repository { ghId } } } }`,
+    { f: { repositoryIds: [repoId], pipelineIds: [] } })
+  t.same(search.data.searchIssues.nodes.map((n: any) => n.number), [7, 6, 5, 4, 3, 2, 1])
+  const inTodo = await gql(app, 'alice', `query($f: EpicAssignableIssueSearchFiltersInput!) { searchIssues(workspaceId: "${WS_OLD}", filters: $f) { nodes { number repository { ghId } } } }`,
+    { f: { repositoryIds: [repoId], pipelineIds: [todo] } })
+  const board = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board` })).json()
+  const restTodo = board.pipelines.find((p: any) => p.id === P.todo).issues.map((i: any) => i.issue_number).sort((a: number, b: number) => b - a)
+  t.same(inTodo.data.searchIssues.nodes.map((n: any) => n.number), restTodo, 'the open issues the REST board has in To Do')
+
+  const issue = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 5) { releases { nodes { id title state startOn } } parentIssue { number }
+    repository { labels { nodes { name } } milestones { nodes { title } } assignableUsers { nodes { login } } issues(first: 1) { nodes { number } } } } }`)
+  t.notOk(issue.errors)
+  t.same(issue.data.issueByInfo.releases.nodes.map((r: any) => [r.title, r.state, r.startOn]), [['R1', 'OPEN', '2026-01-01']])
+  t.equal(issue.data.issueByInfo.parentIssue.number, 6)
+  t.same(issue.data.issueByInfo.repository.labels.nodes.map((l: any) => l.name), ['bug', 'ui'])
+  t.same(issue.data.issueByInfo.repository.milestones.nodes.map((m: any) => m.title), ['v1.0'])
+  t.same(issue.data.issueByInfo.repository.assignableUsers.nodes.map((u: any) => u.login), ['alice', 'bob', 'octo'])
+  t.same(issue.data.issueByInfo.repository.issues.nodes, [{ number: 7 }])
+
+  await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${WS_NEW}/sprint_config`, payload: { length_weeks: 2, starts_on: new Date(Date.now() - 86_400_000).toISOString().slice(0, 10), time_zone: 'UTC', carry_over: false } })
+  const active = (await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprints` })).json().find((s: any) => s.state === 'active')
+  await app.as('bob', { method: 'POST', url: `/p2/sprints/${active.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }, { repo_id: REPO, issue_number: 6 }] } })
+  const sprint = await gql(app, 'carol', `{ workspace(id: "${WS_NEW}") { activeSprint { sprintIssues { totalCount nodes { id issue { number } sprint { name } } }
+    ui: sprintIssues(labelIds: ["${encodeId('ZenhubLabel', 'ui')}"]) { nodes { issue { number } } } } } }`)
+  t.notOk(sprint.errors)
+  t.same(sprint.data.workspace.activeSprint.sprintIssues.nodes.map((n: any) => n.issue.number), [5, 6])
+  t.same(sprint.data.workspace.activeSprint.ui.nodes.map((n: any) => n.issue.number), [6])
+})
+
+t.test('workspace issues and searchIssues cost a fixed number of statements per page', { skip: process.env.TEST_DATABASE_URL !== undefined && 'counted on SQLite' }, async (t) => {
+  const { default: Database } = await import('better-sqlite3')
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (sql) => executed.push(String(sql)) })
+  const counted = await build(t, { database: db })
+  t.teardown(() => db.close())
+  const q = `{ workspace(id: "${WS_OLD}") { issues(first: 100) { nodes { number labels { nodes { name } } releases { nodes { title } } parentIssue { number } } }
+    epics { nodes { issue { number } } } zenhubLabels { nodes { name } } assignees { nodes { login } } zenhubUsers { nodes { name createdAt } } }
+    searchIssues(workspaceId: "${WS_OLD}", filters: { repositoryIds: [], pipelineIds: [] }) { nodes { number repository { ghId } releases { nodes { title } } } } }`
+  const count = async () => {
+    await gql(counted, 'alice', '{ viewer { id } }')
+    executed.length = 0
+    const res = await gql(counted, 'alice', q)
+    t.notOk(res.errors)
+    return { statements: executed.length, issues: res.data.workspace.issues.nodes.length }
+  }
+  const small = await count()
+  for (let n = 100; n < 140; n++) await counted.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `n${n}` } })
+  const large = await count()
+  t.ok(large.issues > small.issues * 3, `${small.issues} then ${large.issues} issues`)
+  t.equal(large.statements, small.statements, `${large.statements} statements either way`)
 })

@@ -1,5 +1,5 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
-import type { IssueFilter, IssueKey, IssueNode, PlacementNode } from '../../../db/graph-reads.js'
+import type { IssueFilter, IssueKey, IssueNode, IssueScope, PlacementNode } from '../../../db/graph-reads.js'
 
 import type { GraphContext } from '../context.js'
 import { connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
@@ -100,6 +100,31 @@ function smallIssueConnection (rows: IssueNode[], args: PageArgs) {
   }
 }
 
+/** Issues of the workspace's readable repositories, newest first, open (and with `includeClosed` closed). */
+async function repoIssues (ctx: Ctx, f: IssueFilter, scope: IssueScope, args: PageArgs) {
+  const page = pageOf(args, issueKeyOf)
+  const [rows, counts] = await Promise.all([ctx.reads.issuesPage(f, scope, page), ctx.reads.issuesCounts(f, scope)])
+  return issueConnection(rows.rows, page, rows.hasMore, counts)
+}
+
+const byName = <T extends { name: string }>(rows: T[]): T[] => [...new Map(rows.map((r) => [r.name, r])).values()]
+const contains = (text: string, query: string | null | undefined) => query == null || query.trim() === '' || text.toLowerCase().includes(query.trim().toLowerCase())
+
+/** Logins that can be assigned on the repositories: writers, and logins already assigned there. */
+async function assignableOn (ctx: Ctx, repoIds: number[]) {
+  const [writers, assigned] = await Promise.all([ctx.reads.usersOn(repoIds, 2), ctx.reads.assigneesIn(repoIds)])
+  const out = new Map<string, { repo_id: number, login: string, avatar_url: string | null }>()
+  for (const a of assigned) out.set(`${a.repo_id}:${a.login}`, a)
+  for (const w of writers) if (!out.has(`${w.repo_id}:${w.login}`)) out.set(`${w.repo_id}:${w.login}`, { repo_id: w.repo_id, login: w.login, avatar_url: null })
+  return [...out.values()].sort((a, b) => a.login < b.login ? -1 : a.login > b.login ? 1 : 0)
+}
+
+const epicObject = (row: IssueNode) => ({ __typename: 'Epic' as const, issue: issueObject(row) })
+type EpicObject = ReturnType<typeof epicObject>
+const labelObject = (row: { name: string, color: string | null }) => ({ __typename: 'ZenhubLabel' as const, name: row.name, color: row.color })
+type ReleaseRow = Awaited<ReturnType<Ctx['reads']['releasesOf']>>[number]
+const releaseObject = (row: ReleaseRow) => ({ __typename: 'Release' as const, ...row })
+
 async function visibleWorkspaces (ctx: Ctx, query?: string | null) {
   const rows = await ctx.reads.workspacesHolding([...ctx.readable])
   const needle = query?.trim().toLowerCase() ?? ''
@@ -139,11 +164,21 @@ async function nodeOf (ctx: Ctx, id: string): Promise<unknown> {
       if (row === undefined || await workspaceFor(ctx, row.workspace_id) === undefined) return null
       return (await sprintsOf(ctx, row.workspace_id)).find((s) => s.id === key) ?? null
     }
+    case 'Epic': {
+      const [row] = await ctx.reads.issuesByIds([key as number])
+      return row !== undefined && row.is_epic === 1 && ctx.readable.has(row.repo_id) ? epicObject(row) : null
+    }
+    case 'ZenhubLabel': {
+      const label = (await ctx.reads.labelsIn([...ctx.readable])).find((l) => l.name === key)
+      return label === undefined ? null : labelObject(label)
+    }
     case 'ZenhubUser': return key === ctx.user.id ? viewerObject(ctx) : null
     case 'ZenhubOrganization': return key === 1 ? ORGANIZATION : null
     default: return null
   }
 }
+
+interface SprintIssueObject { sprint: SprintObject, issue: IssueObject, added_at: string }
 
 const viewerObject = (ctx: Ctx) => ({ __typename: 'ZenhubUser' as const, ...ctx.user })
 
@@ -163,6 +198,12 @@ export const queryResolvers = {
     const page = pageOf(args, issueKeyOf)
     const [rows, counts] = await Promise.all([ctx.reads.closedPage(args.workspaceId, f, page), ctx.reads.closedCounts(args.workspaceId, f)])
     return issueConnection(rows.rows, page, rows.hasMore, counts)
+  },
+  async searchIssues (_: unknown, args: PageArgs & { workspaceId: string, filters: { repositoryIds: string[], pipelineIds: string[] }, query?: string | null, includeClosed?: boolean | null }, ctx: Ctx) {
+    const found = await workspaceFor(ctx, args.workspaceId)
+    if (found === undefined) throw new NotFound(`workspace ${args.workspaceId} not found`)
+    const f = filterOf(ctx, found.repoIds, args.filters.repositoryIds.length === 0 ? undefined : { repositoryIds: args.filters.repositoryIds }, args.query)
+    return await repoIssues(ctx, f, { includeClosed: args.includeClosed === true, workspaceId: args.workspaceId, pipelineIds: args.filters.pipelineIds.map(pipelineKey) }, args)
   },
   async issueByInfo (_: unknown, args: { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }, ctx: Ctx) {
     const repoId = args.repositoryGhId ?? (args.repositoryId == null ? undefined : numberKey(args.repositoryId, 'Repository'))
@@ -194,15 +235,15 @@ export const typeResolvers = {
   ZenhubUser: {
     id: (u: Ctx['user']) => encodeId('ZenhubUser', u.id),
     name: (u: Ctx['user']) => u.login,
-    email: async (u: Ctx['user'], _: unknown, ctx: Ctx) => await ctx.store.users.emailOf(u.id),
+    email: async (u: Ctx['user'], _: unknown, ctx: Ctx) => u.id === ctx.user.id ? await ctx.store.users.emailOf(u.id) : null,
     imageUrl: () => null,
     githubUser: (u: Ctx['user']) => ({ login: u.login, avatar_url: null }),
     searchWorkspaces: async (_: unknown, args: PageArgs & { query: string }, ctx: Ctx) =>
       listConnection(await visibleWorkspaces(ctx, args.query), (w) => w.id, args),
     zenhubOrganizations: (_: unknown, args: PageArgs & { query?: string | null }) =>
       listConnection(args.query == null || ORGANIZATION.name.toLowerCase().includes(args.query.toLowerCase()) ? [ORGANIZATION] : [], (o) => o.id, args),
-    createdAt: async (u: Ctx['user'], _: unknown, ctx: Ctx) => iso((await ctx.reads.usersByIds([u.id]))[0]?.created_at) ?? new Date(0).toISOString(),
-    updatedAt: async (u: Ctx['user'], _: unknown, ctx: Ctx) => iso((await ctx.reads.usersByIds([u.id]))[0]?.created_at) ?? new Date(0).toISOString()
+    createdAt: async (u: Ctx['user'] & { created_at?: string }, _: unknown, ctx: Ctx) => iso(u.created_at ?? (await ctx.reads.usersByIds([u.id]))[0]?.created_at) ?? new Date(0).toISOString(),
+    updatedAt: async (u: Ctx['user'] & { created_at?: string }, _: unknown, ctx: Ctx) => iso(u.created_at ?? (await ctx.reads.usersByIds([u.id]))[0]?.created_at) ?? new Date(0).toISOString()
   },
   User: {
     id: (u: { login: string }) => encodeId('User', u.login),
@@ -233,6 +274,34 @@ export const typeResolvers = {
       const sign = args.orderBy?.direction === 'DESC' ? -1 : 1
       list.sort((a, b) => sign * (Date.parse(a[field]) - Date.parse(b[field])))
       return listConnection(list, (s) => s.id, args)
+    },
+    issues: async (w: WorkspaceObject, args: PageArgs & { repositoryIds?: string[] | null, query?: string | null, filters?: { labels?: SearchFilters['labels'] } | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id)
+      const f = filterOf(ctx, repoIds, { repositoryIds: args.repositoryIds, labels: args.filters?.labels }, args.query)
+      return await repoIssues(ctx, f, { includeClosed: true }, args)
+    },
+    epics: async (w: WorkspaceObject, args: PageArgs & { ids?: string[] | null, repositoryGhIds?: number[] | null, state?: { eq: 'OPEN' | 'CLOSED' } | null, query?: string | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (args.repositoryGhIds == null || args.repositoryGhIds.includes(r)))
+      const ids = args.ids == null ? undefined : new Set(args.ids.map((id) => numberKey(id, 'Epic')))
+      const rows = (await ctx.reads.epicsIn(repoIds)).filter((r) => (ids === undefined || ids.has(r.id)) &&
+        (args.state == null || (r.state === 'closed' ? 'CLOSED' : 'OPEN') === args.state.eq) && contains(r.title, args.query))
+      return listConnection(rows.map(epicObject), (e) => String(e.issue.id), args)
+    },
+    zenhubLabels: async (w: WorkspaceObject, args: PageArgs & { query?: string | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r))
+      const labels = byName(await ctx.reads.labelsIn(repoIds)).filter((l) => contains(l.name, args.query)).map(labelObject)
+      return listConnection(labels, (l) => l.name, args)
+    },
+    zenhubUsers: async (w: WorkspaceObject, args: PageArgs & { query?: string | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r))
+      const users = [...new Map((await ctx.reads.usersOn(repoIds, 2)).map((u) => [u.id, u])).values()].filter((u) => contains(u.login, args.query))
+      return listConnection(users.map((u) => ({ __typename: 'ZenhubUser' as const, id: u.id, login: u.login, created_at: u.created_at })), (u) => String(u.id), args)
+    },
+    assignees: async (w: WorkspaceObject, args: PageArgs & { login?: { in?: string[] | null, nin?: string[] | null } | null, repositoryGhIds?: number[] | null, query?: string | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (args.repositoryGhIds == null || args.repositoryGhIds.includes(r)))
+      const logins = [...new Map((await assignableOn(ctx, repoIds)).map((a) => [a.login, a])).values()]
+        .filter((a) => contains(a.login, args.query) && (args.login?.in == null || args.login.in.includes(a.login)) && (args.login?.nin == null || !args.login.nin.includes(a.login)))
+      return listConnection(logins, (a) => a.login, args)
     },
     activeSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => (await sprintsOf(ctx, w.id)).find((s) => s.state === 'active') ?? null
   },
@@ -266,7 +335,30 @@ export const typeResolvers = {
   Repository: {
     id: (r: RepositoryObject) => encodeId('Repository', r.id),
     ghId: (r: RepositoryObject) => r.id,
-    ownerName: (r: RepositoryObject) => r.owner
+    ownerName: (r: RepositoryObject) => r.owner,
+    description: () => null,
+    issues: async (r: RepositoryObject, args: PageArgs, ctx: Ctx) => await repoIssues(ctx, filterOf(ctx, [r.id], undefined), { includeClosed: true }, args)
+  },
+  Epic: {
+    id: (e: EpicObject) => encodeId('Epic', e.issue.id),
+    createdAt: (e: EpicObject) => iso(e.issue.created_at),
+    updatedAt: (e: EpicObject) => iso(e.issue.host_updated_at ?? e.issue.planning_changed_at ?? e.issue.created_at)
+  },
+  ZenhubLabel: {
+    id: (l: ReturnType<typeof labelObject>) => encodeId('ZenhubLabel', l.name)
+  },
+  Release: {
+    id: (r: ReleaseRow) => encodeId('Release', r.id),
+    startOn: (r: ReleaseRow) => r.start_date.slice(0, 10),
+    endOn: (r: ReleaseRow) => r.desired_end_date.slice(0, 10),
+    state: (r: ReleaseRow) => r.state === 'closed' ? 'CLOSED' : 'OPEN',
+    closedAt: (r: ReleaseRow) => iso(r.closed_at),
+    createdAt: (r: ReleaseRow) => iso(r.created_at)
+  },
+  SprintIssue: {
+    id: (si: SprintIssueObject) => encodeId('SprintIssue', `${si.sprint.id}:${si.issue.id}`),
+    createdAt: (si: SprintIssueObject) => iso(si.added_at),
+    updatedAt: (si: SprintIssueObject) => iso(si.added_at)
   },
   Sprint: {
     id: (s: SprintObject) => encodeId('Sprint', s.id),
@@ -279,6 +371,16 @@ export const typeResolvers = {
     totalPoints: (s: SprintObject) => s.points_total,
     completedPoints: (s: SprintObject) => s.points_closed,
     closedIssuesCount: (s: SprintObject) => s.issues_closed,
+    description: () => null,
+    sprintIssues: async (s: SprintObject, args: PageArgs & { labelIds?: string[] | null }, ctx: Ctx) => {
+      const repoIds = (await ctx.reads.repositoriesOf([s.workspace_id])).map((r) => r.repo_id)
+      const f = filterOf(ctx, repoIds, args.labelIds == null ? undefined : { labels: { in: args.labelIds.map((id) => textKey(id, 'ZenhubLabel')) } })
+      const page = pageOf(args, issueKeyOf)
+      const [rows, counts] = await Promise.all([ctx.reads.sprintPage(s.id, f, page), ctx.reads.sprintCounts(s.id, f)])
+      const added = new Map((await ctx.reads.sprintMembership([s.id], rows.rows.map((r) => r.id))).map((m) => [m.issue_id, m.added_at]))
+      const nodes = rows.rows.map((r) => ({ __typename: 'SprintIssue' as const, sprint: s, issue: issueObject(r), added_at: added.get(r.id) ?? s.starts_at, cursor: issueCursor(r.key) }))
+      return connectionOf(nodes, (n) => n.cursor, page, rows.hasMore, counts.issues)
+    },
     issues: async (s: SprintObject, args: PageArgs, ctx: Ctx) => {
       const repoIds = (await ctx.reads.repositoriesOf([s.workspace_id])).map((r) => r.repo_id)
       const f = filterOf(ctx, repoIds, undefined)
@@ -356,6 +458,10 @@ export const loaders = {
         return parent === undefined ? null : issueObject(parent)
       })
     },
+    async releases (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.releasesOf(queries.map((q) => q.obj.id)), (r) => r.issue_id)
+      return queries.map((q) => listConnection((rows.get(q.obj.id) ?? []).map(releaseObject), (r) => r.id, q.params))
+    },
     async sprints (queries: Array<Query<IssueObject, PageArgs & { workspaceId?: string | null }>>, ctx: Ctx) {
       const links = await ctx.reads.sprintIdsOf(queries.map((q) => q.obj.id))
       const byWorkspace = new Map<string, SprintObject[]>()
@@ -405,6 +511,18 @@ export const loaders = {
     }
   },
   Repository: {
+    async labels (queries: Array<Query<RepositoryObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.labelsIn([...new Set(queries.map((q) => q.obj.id))]), (l) => l.repo_id)
+      return queries.map((q) => listConnection(rows.get(q.obj.id) ?? [], (l) => l.name, q.params))
+    },
+    async milestones (queries: Array<Query<RepositoryObject, PageArgs>>, ctx: Ctx) {
+      const rows = group(await ctx.reads.milestonesIn([...new Set(queries.map((q) => q.obj.id))]), (m) => m.repo_id)
+      return queries.map((q) => listConnection(rows.get(q.obj.id) ?? [], (m) => String(m.number), q.params))
+    },
+    async assignableUsers (queries: Array<Query<RepositoryObject, PageArgs & { query?: string | null }>>, ctx: Ctx) {
+      const rows = group(await assignableOn(ctx, [...new Set(queries.map((q) => q.obj.id))]), (a) => a.repo_id)
+      return queries.map((q) => listConnection((rows.get(q.obj.id) ?? []).filter((a) => contains(a.login, q.params.query)), (a) => a.login, q.params))
+    },
     async workspacesConnection (queries: Array<Query<RepositoryObject, PageArgs>>, ctx: Ctx) {
       const all = await ctx.reads.workspacesHolding(queries.map((q) => q.obj.id))
       const holds = group(await ctx.reads.repositoriesOf(all.map((w) => w.id)), (r) => r.repo_id)
