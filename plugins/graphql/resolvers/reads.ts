@@ -107,6 +107,18 @@ async function repoIssues (ctx: Ctx, f: IssueFilter, scope: IssueScope, args: Pa
   return issueConnection(rows.rows, page, rows.hasMore, counts)
 }
 
+interface SearchIssuesArgs extends PageArgs {
+  workspaceId: string
+  filters: { repositoryIds: string[], pipelineIds: string[] }
+  query?: string | null
+  includeClosed?: boolean | null
+}
+
+/** The workspace's repositories the viewer can read, optionally only those of `ghIds`. */
+async function readableIn (ctx: Ctx, workspaceId: string, ghIds?: number[] | null): Promise<number[]> {
+  return (await ctx.reads.repositoriesOf([workspaceId])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (ghIds == null || ghIds.includes(r)))
+}
+
 const byName = <T extends { name: string }>(rows: T[]): T[] => [...new Map(rows.map((r) => [r.name, r])).values()]
 const contains = (text: string, query: string | null | undefined) => query == null || query.trim() === '' || text.toLowerCase().includes(query.trim().toLowerCase())
 
@@ -199,11 +211,12 @@ export const queryResolvers = {
     const [rows, counts] = await Promise.all([ctx.reads.closedPage(args.workspaceId, f, page), ctx.reads.closedCounts(args.workspaceId, f)])
     return issueConnection(rows.rows, page, rows.hasMore, counts)
   },
-  async searchIssues (_: unknown, args: PageArgs & { workspaceId: string, filters: { repositoryIds: string[], pipelineIds: string[] }, query?: string | null, includeClosed?: boolean | null }, ctx: Ctx) {
+  async searchIssues (_: unknown, args: SearchIssuesArgs, ctx: Ctx) {
     const found = await workspaceFor(ctx, args.workspaceId)
     if (found === undefined) throw new NotFound(`workspace ${args.workspaceId} not found`)
     const f = filterOf(ctx, found.repoIds, args.filters.repositoryIds.length === 0 ? undefined : { repositoryIds: args.filters.repositoryIds }, args.query)
-    return await repoIssues(ctx, f, { includeClosed: args.includeClosed === true, workspaceId: args.workspaceId, pipelineIds: args.filters.pipelineIds.map(pipelineKey) }, args)
+    const scope = { includeClosed: args.includeClosed === true, workspaceId: args.workspaceId, pipelineIds: args.filters.pipelineIds.map(pipelineKey) }
+    return await repoIssues(ctx, f, scope, args)
   },
   async issueByInfo (_: unknown, args: { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }, ctx: Ctx) {
     const repoId = args.repositoryGhId ?? (args.repositoryId == null ? undefined : numberKey(args.repositoryId, 'Repository'))
@@ -281,26 +294,27 @@ export const typeResolvers = {
       return await repoIssues(ctx, f, { includeClosed: true }, args)
     },
     epics: async (w: WorkspaceObject, args: PageArgs & { ids?: string[] | null, repositoryGhIds?: number[] | null, state?: { eq: 'OPEN' | 'CLOSED' } | null, query?: string | null }, ctx: Ctx) => {
-      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (args.repositoryGhIds == null || args.repositoryGhIds.includes(r)))
+      const repoIds = await readableIn(ctx, w.id, args.repositoryGhIds)
       const ids = args.ids == null ? undefined : new Set(args.ids.map((id) => numberKey(id, 'Epic')))
       const rows = (await ctx.reads.epicsIn(repoIds)).filter((r) => (ids === undefined || ids.has(r.id)) &&
         (args.state == null || (r.state === 'closed' ? 'CLOSED' : 'OPEN') === args.state.eq) && contains(r.title, args.query))
       return listConnection(rows.map(epicObject), (e) => String(e.issue.id), args)
     },
     zenhubLabels: async (w: WorkspaceObject, args: PageArgs & { query?: string | null }, ctx: Ctx) => {
-      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r))
+      const repoIds = await readableIn(ctx, w.id)
       const labels = byName(await ctx.reads.labelsIn(repoIds)).filter((l) => contains(l.name, args.query)).map(labelObject)
       return listConnection(labels, (l) => l.name, args)
     },
     zenhubUsers: async (w: WorkspaceObject, args: PageArgs & { query?: string | null }, ctx: Ctx) => {
-      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r))
+      const repoIds = await readableIn(ctx, w.id)
       const users = [...new Map((await ctx.reads.usersOn(repoIds, 2)).map((u) => [u.id, u])).values()].filter((u) => contains(u.login, args.query))
       return listConnection(users.map((u) => ({ __typename: 'ZenhubUser' as const, id: u.id, login: u.login, created_at: u.created_at })), (u) => String(u.id), args)
     },
-    assignees: async (w: WorkspaceObject, args: PageArgs & { login?: { in?: string[] | null, nin?: string[] | null } | null, repositoryGhIds?: number[] | null, query?: string | null }, ctx: Ctx) => {
-      const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (args.repositoryGhIds == null || args.repositoryGhIds.includes(r)))
+    assignees: async (w: WorkspaceObject, args: PageArgs & { login?: SearchFilters['labels'], repositoryGhIds?: number[] | null, query?: string | null }, ctx: Ctx) => {
+      const repoIds = await readableIn(ctx, w.id, args.repositoryGhIds)
       const logins = [...new Map((await assignableOn(ctx, repoIds)).map((a) => [a.login, a])).values()]
-        .filter((a) => contains(a.login, args.query) && (args.login?.in == null || args.login.in.includes(a.login)) && (args.login?.nin == null || !args.login.nin.includes(a.login)))
+        .filter((a) => contains(a.login, args.query) && (args.login?.in == null || args.login.in.includes(a.login)))
+        .filter((a) => args.login?.nin == null || !args.login.nin.includes(a.login))
       return listConnection(logins, (a) => a.login, args)
     },
     activeSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => (await sprintsOf(ctx, w.id)).find((s) => s.state === 'active') ?? null
