@@ -1,6 +1,6 @@
 import { Type, Login, ObjectId } from './common.js'
 import { Email } from './account.js'
-import { MAX_PASSWORD } from '../services/passwords.js'
+import { MAX_PASSWORD } from './passwords.js'
 
 /** The token of an invite, reset or setup link (as made: base64url). */
 export const LinkToken = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' })

@@ -1,5 +1,10 @@
 import { Type } from './common.js'
-import { MAX_PASSWORD } from '../services/passwords.js'
+
+/** The shortest password accepted; the message names the rule. */
+export const MIN_PASSWORD = 10
+export const PASSWORD_RULE = `a password must be at least ${MIN_PASSWORD} characters long`
+/** Longer ones are refused before hashing (scrypt's cost grows with the input only a little, but bodies stay small). */
+export const MAX_PASSWORD = 1000
 
 const Password = (description: string) => Type.String({ minLength: 1, maxLength: MAX_PASSWORD, description })
 

@@ -1,10 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 
-/** The shortest password accepted; the message names the rule. */
-export const MIN_PASSWORD = 10
-export const PASSWORD_RULE = `a password must be at least ${MIN_PASSWORD} characters long`
-/** Longer ones are refused before hashing (scrypt's cost grows with the input only a little, but bodies stay small). */
-export const MAX_PASSWORD = 1000
+export { MAX_PASSWORD, MIN_PASSWORD, PASSWORD_RULE } from '../schemas/passwords.js'
 
 // N=2^14, r=8, p=1 (as Django's scrypt hasher): 16 MiB and some tens of milliseconds a hash.
 const COST = { N: 16384, r: 8, p: 1 }

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
-import { when } from './admin-people.js'
+import { when } from './admin-data.js'
 import { ShownOnce } from './copy.js'
 import { FieldError, invalid, TextField, useErrors } from './field.js'
 

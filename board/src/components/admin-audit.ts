@@ -1,8 +1,8 @@
 /// <reference lib="dom" />
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { AdminContext } from './admin.js'
-import { when } from './admin-people.js'
+import type { AdminContext } from './admin-data.js'
+import { when } from './admin-data.js'
 
 export interface AuditEntry { id: number, at: string, actor: string, action: string, target: string | null }
 

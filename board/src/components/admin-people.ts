@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { AdminContext, AdminData, AdminUser } from './admin.js'
+import { when, type AdminContext, type AdminData, type AdminUser } from './admin-data.js'
 import { ShownOnce } from './copy.js'
 import { FieldError, invalid, useErrors } from './field.js'
 
@@ -9,7 +9,6 @@ export const PERMISSIONS = ['read', 'write', 'admin'] as const
 const message = (err: unknown) => err instanceof Error ? err.message : String(err)
 
 /** A date-time as the reader's local date and time; "never" for none. */
-export const when = (iso: string | null | undefined): string => iso === null || iso === undefined ? 'never' : new Date(iso).toLocaleString()
 
 function InviteDialog ({ data, context, onClose }: { data: AdminData, context: AdminContext, onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null)

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { AdminContext, AdminData } from './admin.js'
+import type { AdminContext, AdminData } from './admin-data.js'
 import { TextField, useErrors } from './field.js'
 
 const NAME = /^[A-Za-z0-9_.-]{1,100}$/

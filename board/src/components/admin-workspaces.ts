@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { repoName, type AdminContext, type AdminData, type AdminPipeline, type AdminWorkspace } from './admin.js'
+import { repoName, type AdminContext, type AdminData, type AdminPipeline, type AdminWorkspace } from './admin-data.js'
 import { FieldError, invalid, TextField, useErrors } from './field.js'
 
 export const DEFAULT_PIPELINES = 'New Issues, In Progress, Done'

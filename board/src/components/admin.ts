@@ -1,6 +1,5 @@
 /// <reference lib="dom" />
 import { useEffect, useState } from 'preact/hooks'
-import type { Client } from '../api.js'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
 import { AuditLog } from './admin-audit.js'
@@ -8,24 +7,7 @@ import { Connections } from './admin-connections.js'
 import { People } from './admin-people.js'
 import { Repositories } from './admin-repositories.js'
 import { Workspaces } from './admin-workspaces.js'
-
-export interface AdminRepo { id: number, owner: string, name: string, html_url?: string | null }
-export interface AdminPipeline { id: string, name: string }
-export interface AdminWorkspace { id: string, name: string, description: string | null, repositories: number[], pipelines: AdminPipeline[] }
-export interface AdminUser { id: number, login: string, email: string | null, administrator?: boolean, last_sign_in_at?: string | null }
-export interface AdminData { repositories: AdminRepo[], workspaces: AdminWorkspace[], users: AdminUser[] }
-
-/** What a section of the Administration view works with: the API, the status line, and a fresh read after a change. */
-export interface AdminContext {
-  client: Client
-  say: (text: string, error?: boolean) => void
-  reload: () => Promise<void>
-}
-
-export const repoName = (repos: AdminRepo[], id: number): string => {
-  const repo = repos.find((r) => r.id === id)
-  return repo === undefined ? `repository ${id}` : `${repo.owner}/${repo.name}`
-}
+import type { AdminContext, AdminData, AdminRepo, AdminUser, AdminWorkspace } from './admin-data.js'
 
 /** The sections of the Administration view, for a given read of the admin API. */
 export function AdminSections ({ data, context }: { data: AdminData, context: AdminContext }) {
