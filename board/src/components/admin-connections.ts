@@ -1,8 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { AdminContext } from './admin.js'
-import { when } from './admin-people.js'
+import { when, type AdminContext } from './admin-data.js'
 import { ShownOnce } from './copy.js'
 import { FieldError, invalid, TextField, useErrors } from './field.js'
 
