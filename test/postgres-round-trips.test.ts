@@ -1,3 +1,4 @@
+import type { InjectOptions } from 'fastify'
 import { sql } from 'kysely'
 import pg from 'pg'
 import t from 'tap'
@@ -5,6 +6,7 @@ import { lockFor } from '../db/engine/engine.js'
 import { migrate } from '../db/engine/migrations/index.js'
 import { postgresKysely } from '../db/engine/postgres.js'
 import { atomic, writeTransaction } from '../db/engine/transaction.js'
+import { firstPostgresInstance, P, REPO, TOKENS } from './helper.js'
 import { ranOnce } from './once.js'
 import { postgresAnswers, testSchema } from './pg.js'
 
@@ -110,4 +112,34 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
   })
   t.equal(await name(8), 'r8', 'the lock free again: the write goes through')
   t.equal(await counter(), 7)
+})
+
+t.test('no query is sent on a connection while another runs there (pg 8 warns, pg 9 refuses): at start and in writes', { skip }, async (t) => {
+  const overlapping: string[] = []
+  const send = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: pg.Client & { _activeQuery?: unknown, _queryQueue?: unknown[] }, ...args: unknown[]) {
+    if (this._activeQuery != null || (this._queryQueue?.length ?? 0) > 0) {
+      const [query] = args
+      overlapping.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
+    }
+    return (send as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof send
+  const warnings: string[] = []
+  const warned = (warning: Error): void => { if (/already executing a query/.test(warning.message)) warnings.push(warning.message) }
+  process.on('warning', warned)
+  t.teardown(() => {
+    pg.Client.prototype.query = send
+    process.off('warning', warned)
+  })
+  const { a, drop } = await firstPostgresInstance(t, PG)
+  t.teardown(async () => {
+    await a.close()
+    await drop()
+  })
+  const as = async (login: keyof typeof TOKENS, options: InjectOptions) => await a.inject({ ...options, headers: { 'x-authentication-token': TOKENS[login] } })
+  t.equal((await as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/3/estimate`, payload: { estimate: 2 } })).statusCode, 200)
+  t.equal((await as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues/3/moves`, payload: { pipeline_id: P.doing, position: 'top' } })).statusCode, 200)
+  t.equal((await as('alice', { url: `/p1/repositories/${REPO}/board` })).statusCode, 200)
+  t.same(overlapping, [], 'each query waited for the one before')
+  t.same(warnings, [], 'pg gave no warning')
 })

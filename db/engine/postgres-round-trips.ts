@@ -63,8 +63,12 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     }
     return wasHeld ? afterBegin(args) : query(...args)
   }
-  // Both queued at once, so statements sent together keep their order.
-  const afterBegin = async (args: unknown[]): Promise<unknown> => (await Promise.all([query('begin'), query(...args)]))[1]
+  // One at a time: pg 9 drops its queue for a query sent while another runs (8.x warns). The begin
+  // goes out at once, so a statement sent meanwhile still comes after it.
+  const afterBegin = async (args: unknown[]): Promise<unknown> => {
+    await query('begin')
+    return await query(...args)
+  }
   Object.assign(client, { query: sending })
   return () => { held = committed = false }
 }
