@@ -3,7 +3,7 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
-import { browserSkip, launchBrowser, newContext } from './browser.js'
+import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
 import { ADMIN_TOKEN, build, TOKENS, type App } from './helper.js'
 
 // The Administration and Account views in a real browser, as a team lead sets up a team: one
@@ -36,8 +36,7 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   // Until an administrator's own token opens the admin API, the test's requests to it carry the admin token.
   await page.route('**/admin/**', async (route) => await route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${ADMIN_TOKEN}` } }))
   await page.goto(`${address}/?view=admin`)
-  await page.getByLabel('API token').fill(TOKENS.alice)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInWithToken(page, TOKENS.alice)
   const view = page.getByRole('region', { name: 'Administration' })
   await view.getByRole('heading', { name: 'Workspaces' }).waitFor()
 

@@ -3,7 +3,7 @@ import t from 'tap'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { avatarOrigins } from '../plugins/board-page.js'
-import { browserSkip, launchBrowser, newPage } from './browser.js'
+import { browserSkip, launchBrowser, newPage, signInWithToken } from './browser.js'
 import { build, REPO, testFixture, TOKENS, WS_OLD } from './helper.js'
 
 const why = browserSkip
@@ -51,8 +51,7 @@ t.test('cards show the host\'s avatars, and initials where one cannot load', { s
   t.teardown(() => browser.close())
   const page = await newPage(browser)
   await page.goto(`${address}/?board=${WS_OLD}/${REPO}`)
-  await page.getByLabel('API token').fill(TOKENS.alice)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInWithToken(page, TOKENS.alice)
   const card = page.getByRole('region', { name: 'Board' }).getByRole('listitem', { name: /^#1 Issue 1\b/ })
   await card.waitFor()
   const avatar = card.locator('img.avatar')

@@ -18,7 +18,7 @@ import { Filters } from '../board/src/components/filters.js'
 import { Help, KEYS } from '../board/src/components/help.js'
 import { describeEvent, duration, IssuePanel } from '../board/src/components/issue-panel.js'
 import { Picker } from '../board/src/components/picker.js'
-import { loginHref, SignIn } from '../board/src/components/sign-in.js'
+import { loginHref, passwordRefusal, SignIn } from '../board/src/components/sign-in.js'
 import { burndownChoices, BurndownView, CycleTimeView, NoBurndown, VelocityView } from '../board/src/components/reports.js'
 import { burndownChart, cycleTimeChart, dayIn, daysText, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
 import { html } from '../board/src/html.js'
@@ -216,6 +216,13 @@ t.test('the store: a browser session signs in without a token, the providers\' b
   const form = renderToString(html`<${SignIn} store=${store} />`)
   t.match(form, 'href="/base/auth/host/c1/login?return_to=%2Fboard%3Fboard%3Dw%2F2%26q%3Da%20b"', 'back to this page, its query kept')
   t.ok(form.indexOf('Sign in with GitHub') < form.indexOf('API token'), 'the buttons above the token field')
+  for (const text of ['<label for="sign-in-login">Login</label>', '<label for="sign-in-password">Password</label>', '>Sign in</button>', '<summary>Use an API token</summary>']) t.match(form, text)
+  t.ok(form.indexOf('>Sign in</button>') < form.indexOf('Use an API token'), 'the password form first, the token folded away')
+  t.equal(passwordRefusal(new ApiError('the login or the password is not right', 401)), 'the login or the password is not right', 'one message, whether or not the login exists')
+  t.match(passwordRefusal(new ApiError('too many failed sign-ins for this login: try again in 10 minutes', 429)), /try again in 10 minutes/, 'a lock-out names the wait')
+  await store.passwordSignIn('alice', 'alice-password-1')
+  t.same(sent.at(-1), ['POST', '/auth/password', { login: 'alice', password: 'alice-password-1' }])
+  t.same([store.state.phase, store.state.viaSession], ['ready', true], 'then signed in by the session cookie')
   t.equal(loginHref('/auth/oidc/login', `/board?q=${'x'.repeat(600)}`), '/auth/oidc/login?return_to=%2Fboard', 'too long an address comes back without its query')
 
   const none = createStore({

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { buildApp, planningApi } from '../app.js'
 import { daysText } from '../board/src/charts.js'
-import { browserSkip, launchBrowser, newContext } from './browser.js'
+import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
 import { build, OTHER_REPO, P, REPO, testFixture, TOKENS, WS_OLD, type App } from './helper.js'
 import { buildWithHistory, estimate, moved, setState } from './history-helper.js'
 import { startHostOAuth } from './host-oauth.js'
@@ -36,8 +36,7 @@ async function open (t: Test, url: string, token: string, options: BrowserContex
   t.teardown(() => context.close())
   const page = await context.newPage()
   await page.goto(url)
-  await page.getByLabel('API token').fill(token)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInWithToken(page, token)
   return page
 }
 
@@ -76,8 +75,7 @@ t.test('one repository\'s board: sign in, drag, keys, estimates, live changes', 
   t.match(await status(page).textContent(), /token was refused: the API token is not valid/, 'a wrong token says so')
   failed.length = 0
 
-  await page.getByLabel('API token').fill(TOKENS.alice)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInWithToken(page, TOKENS.alice)
   await card(page, 6).waitFor()
   t.equal(await page.getByRole('combobox', { name: 'Board' }).inputValue(), `${WS_OLD}/${REPO}`, 'the board in the address is chosen')
   t.same(await page.getByRole('combobox', { name: 'Board' }).locator('option').allTextContents(), [
@@ -276,7 +274,7 @@ t.test('keys, help, epics view, axe-core, touch drag, dark mode, the phone layou
   t.teardown(() => signIn.close())
   const signInPage = await signIn.newPage()
   await signInPage.goto(`${address}/`)
-  await signInPage.getByLabel('API token').waitFor()
+  await signInPage.getByRole('textbox', { name: 'Login' }).waitFor()
   report.push(await axe(signInPage, 'the sign-in view'))
   for (const { violations, what } of report) t.same(violations, [], `axe-core: no serious or critical violation on ${what}`)
 })
@@ -525,7 +523,7 @@ t.test('the first load without a session makes no failing request; a failed firs
   const probe = page.waitForResponse((res) => new URL(res.url()).pathname === '/auth/session')
   await page.goto(`${address}/?board=${WS_OLD}`)
   t.equal((await probe).status(), 200, 'the session probe answers 200')
-  await page.getByLabel('API token').waitFor()
+  await page.getByRole('textbox', { name: 'Login' }).waitFor()
   await page.waitForLoadState('networkidle')
   t.same(problems, [], 'no failed request and no error in the console')
 
@@ -536,8 +534,7 @@ t.test('the first load without a session makes no failing request; a failed firs
     if (refusals++ < 2) return await route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message: 'the database is not answering' }) })
     await route.fallback()
   })
-  await page.getByLabel('API token').fill(TOKENS.alice)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInWithToken(page, TOKENS.alice)
   await waitStatus(page, /Could not reach the server \(the database is not answering\)/)
   t.equal(await page.evaluate(() => sessionStorage.getItem('planning-token')), TOKENS.alice, 'the token is kept')
   t.equal(await page.getByLabel('API token').count(), 0, 'not sent back to the sign-in form')
@@ -587,7 +584,7 @@ t.test('sign-in through the issue host: the provider\'s button, back on the boar
   await page.goto(`${address}/?board=${WS_OLD}/${REPO}`)
   const button = page.getByRole('link', { name: /^Sign in with GitHub/ })
   t.equal(await button.getAttribute('href'), `/auth/host/${id}/login?return_to=${encodeURIComponent(`/?board=${WS_OLD}/${REPO}`)}`, 'back to this page')
-  await page.getByLabel('API token').waitFor()
+  await page.getByRole('textbox', { name: 'Login' }).waitFor()
   await button.click()
   await card(page, 6).waitFor()
   t.equal(new URL(page.url()).origin, address, 'back on the board')
@@ -605,7 +602,7 @@ t.test('sign-in through the issue host: the provider\'s button, back on the boar
   await button.waitFor()
   t.equal((await app.inject({ url: '/account', headers: { cookie: `planning_session=${cookie!.value}` } })).statusCode, 401, 'its cookie no longer works')
   await page.reload()
-  await page.getByLabel('API token').waitFor()
+  await page.getByRole('textbox', { name: 'Login' }).waitFor()
   t.equal(await card(page, 6).count(), 0, 'after a reload: the sign-in form, not the board')
 })
 

@@ -35,3 +35,11 @@ export async function newPage (browser: Browser, options: BrowserContextOptions 
   page.on('close', () => { context.close().catch(() => {}) })
   return page
 }
+
+/** Signs in on the board page's sign-in form with an API token (folded under "Use an API token"). */
+export async function signInWithToken (page: Page, token: string): Promise<void> {
+  const fold = page.locator('details', { has: page.getByText('Use an API token') })
+  if (await fold.getAttribute('open') === null) await page.getByText('Use an API token').click()
+  await page.getByLabel('API token').fill(token)
+  await page.getByRole('button', { name: 'Use token' }).click()
+}

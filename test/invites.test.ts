@@ -41,6 +41,7 @@ t.test('invites: who may make them, one use, exactly the permission on every rep
   t.match(page.body, /<label for="field-password">Password<\/label>/)
   t.match(page.body, /<button type="submit">Join<\/button>/)
   t.match(page.headers['content-security-policy'], /default-src 'none'/)
+  t.equal(page.headers['referrer-policy'], 'strict-origin', 'the link (its token) never leaves in a Referer; the form\'s Origin is sent')
 
   t.equal((await a.inject({ method: 'POST', url: '/auth/join', payload: { token, login: 'erin', password: 'erin-password-1' } })).statusCode, 403, 'Origin rule')
   const short = await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token, login: 'erin', password: 'short' } })

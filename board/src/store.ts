@@ -258,6 +258,12 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     await Promise.all([choose(known ? wanted : workspaces[0].id), ...workspaces.filter((w) => w.id !== wanted.split('/')[0]).map(async (w) => await names(w.id))])
   }
 
+  /** Signs in with a login and password (`POST /auth/password` sets the session cookie); a refusal is thrown for the form to show. */
+  async function passwordSignIn (login: string, password: string) {
+    await client.send('POST', '/auth/password', { login, password })
+    await signIn(null)
+  }
+
   /** Back to the sign-in form; a browser session is ended at the server too (`POST /auth/logout`) unless it already has. */
   async function signOut (message = 'Signed out.', endSession = true) {
     clearTimeout(timer)
@@ -717,6 +723,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     here: () => `${location.pathname}${location.search}`,
     start,
     signIn,
+    passwordSignIn,
     signOut,
     choose,
     refresh,

@@ -42,7 +42,9 @@ async function page (reply: FastifyReply, status: number, title: string, body: s
   return await reply.status(status)
     .header('content-security-policy', "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
     .header('cache-control', 'no-store')
-    .header('referrer-policy', 'no-referrer')
+    // Not no-referrer: with it Chromium sends `Origin: null` on the form's POST, which the Origin rule
+    // refuses. strict-origin never sends the page's path (the link's token), only its origin.
+    .header('referrer-policy', 'strict-origin')
     .type('text/html; charset=utf-8')
     .send(html)
 }

@@ -1,7 +1,9 @@
 /// <reference lib="dom" />
-import { useEffect, useRef } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { ApiError } from '../api.js'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
+import { TextField } from './field.js'
 
 /** Where a sign-in button leads: the provider, asked to come back to this page as it is (docs/sign-in.md). */
 export function loginHref (loginUrl: string, here: string): string {
@@ -10,22 +12,59 @@ export function loginHref (loginUrl: string, here: string): string {
   return `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}return_to=${encodeURIComponent(back)}`
 }
 
-/** Sign-in through the server's providers (a browser session), or by pasting an API token that stays in this tab only. */
+/** What a refused password sign-in says: the server's words (the same for an unknown login; a lock-out names the wait). */
+export function passwordRefusal (err: unknown): string {
+  if (err instanceof ApiError && (err.status === 401 || err.status === 429)) return err.message
+  return `Could not sign in: ${err instanceof Error ? err.message : String(err)}`
+}
+
+/**
+ * Sign-in with a login and password (a browser session), through the server's providers, or with an
+ * API token pasted under "Use an API token" (it stays in this tab only).
+ */
 export function SignIn ({ store }: { store: Store }) {
-  const input = useRef<HTMLInputElement>(null)
+  const login = useRef<HTMLInputElement>(null)
+  const token = useRef<HTMLInputElement>(null)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [busy, setBusy] = useState(false)
   const { providers } = store.state
-  useEffect(() => { if (providers.length === 0) input.current?.focus() }, [])
-  return html`<form class="sign-in" aria-labelledby="sign-in-title" onSubmit=${(e: SubmitEvent) => {
-    e.preventDefault()
-    store.signIn(input.current!.value.trim())
-  }}>
+  useEffect(() => { login.current?.focus() }, [])
+  return html`<section class="sign-in" aria-labelledby="sign-in-title">
     <h2 id="sign-in-title">Sign in</h2>
-    ${providers.length > 0 && html`<ul class="providers">
+    <form class="password-sign-in" onSubmit=${async (e: SubmitEvent) => {
+      e.preventDefault()
+      const form = e.currentTarget as HTMLFormElement
+      const values = new FormData(form)
+      setBusy(true)
+      try {
+        await store.passwordSignIn(String(values.get('login') ?? '').trim(), String(values.get('password') ?? ''))
+      } catch (err) {
+        setError(passwordRefusal(err))
+        form.querySelector<HTMLInputElement>('input[name=password]')?.focus()
+      } finally {
+        setBusy(false)
+      }
+    }}>
+      <div class="field">
+        <label for="sign-in-login">Login</label>
+        <input ref=${login} id="sign-in-login" name="login" autocomplete="username" required />
+      </div>
+      <${TextField} id="sign-in-password" label="Password" name="password" type="password" autocomplete="current-password" required error=${error} />
+      <button type="submit" disabled=${busy}>Sign in</button>
+    </form>
+    ${providers.length > 0 && html`<ul class="providers" aria-label="Other ways to sign in">
       ${providers.map((p) => html`<li key=${p.id}><a class="provider" href=${loginHref(p.login_url, store.here())}>${p.name}</a></li>`)}
-    </ul>
-    <p>Or:</p>`}
-    <p>Paste an API token (the server logs the demo token when it starts). It stays in this tab only.</p>
-    <label>API token <input ref=${input} name="token" type="password" autocomplete="off" required /></label>
-    <button type="submit">Sign in</button>
-  </form>`
+    </ul>`}
+    <details class="token-sign-in">
+      <summary>Use an API token</summary>
+      <form onSubmit=${(e: SubmitEvent) => {
+        e.preventDefault()
+        store.signIn(token.current!.value.trim())
+      }}>
+        <p>Paste an API token (the server logs the demo token when it starts). It stays in this tab only.</p>
+        <label>API token <input ref=${token} name="token" type="password" autocomplete="off" required /></label>
+        <button type="submit">Use token</button>
+      </form>
+    </details>
+  </section>`
 }

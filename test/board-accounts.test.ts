@@ -1,0 +1,52 @@
+/// <reference lib="dom" />
+import t from 'tap'
+import type { SetupLink } from '../app.js'
+import { browserSkip, launchBrowser, newContext } from './browser.js'
+import { build } from './helper.js'
+
+// Accounts in a real browser: the first-run setup link to a signed-in administrator, sign out, and
+// the sign-in form's password sign-in.
+const why = browserSkip
+if (why !== undefined) t.comment(`skipping the accounts browser test: ${why}`)
+
+t.test('first start in the browser: the setup link makes the administrator, signed in; sign out; sign in with the password', { skip: why, timeout: 90_000 }, async (t) => {
+  let link: SetupLink | undefined
+  const app = await build(t, { fixture: null, onSetupLink: (l) => { link = l } })
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const browser = await launchBrowser()
+  t.teardown(async () => await browser.close())
+  const context = await newContext(browser, { viewport: { width: 390, height: 844 } })
+  const page = await context.newPage()
+
+  await page.goto(`${address}${link!.path}`)
+  await page.getByLabel('Login').fill('lead')
+  await page.getByLabel('Email').fill('lead@example.com')
+  await page.getByLabel('Password').fill('too-short')
+  await page.getByRole('button', { name: 'Create administrator' }).click()
+  const password = page.getByLabel('Password')
+  t.equal(await password.getAttribute('aria-invalid'), 'true', 'a short password is refused next to its field')
+  t.match(await page.locator(`#${(await password.getAttribute('aria-describedby'))!.split(' ').at(-1)!}`).textContent(), /at least 10 characters/)
+  await password.fill('lead-password-1')
+  await page.getByRole('button', { name: 'Create administrator' }).click()
+  const signOut = page.getByRole('button', { name: 'Sign out' })
+  await signOut.waitFor()
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Administration' }).waitFor()
+  t.pass('signed in on the board page, an administrator')
+  t.match((await app.admin({ url: '/admin/users' })).json(), [{ login: 'lead', email: 'lead@example.com', administrator: true }])
+  t.equal((await app.inject({ url: link!.path })).statusCode, 410, 'the link is used up')
+
+  await signOut.click()
+  const login = page.getByRole('textbox', { name: 'Login' })
+  await login.waitFor()
+  t.equal(await page.getByLabel('API token').isVisible(), false, 'the token field is folded away')
+  await login.fill('lead')
+  await page.getByLabel('Password').fill('wrong-password-1')
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  const field = page.getByLabel('Password')
+  await page.waitForFunction(() => document.querySelector('#sign-in-password')?.getAttribute('aria-invalid') === 'true')
+  t.equal(await page.locator(`#${(await field.getAttribute('aria-describedby'))!}`).textContent(), 'the login or the password is not right', 'one message, next to the field')
+  await field.fill('lead-password-1')
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  await signOut.waitFor()
+  t.ok((await context.cookies()).some((c) => c.name === 'planning_session' && c.httpOnly), 'a session cookie, no token')
+})
