@@ -188,6 +188,25 @@ t.test('the store: sign-in, the workspace board, a move in the card\'s own repos
   t.same(Object.values(again.store.state.columns).flat(), ['2#7'], 'one repository only')
 })
 
+t.test('the store: a large board shows each column\'s first rows (a paged read) while the whole board loads', async (t) => {
+  const page = { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 1, is_epic: false }], next_after: 1 }, { id: 'done', name: 'Done', issues: [], next_after: null }] }
+  const base = fakeClient({ '/p2/workspaces/w/repositories/1/board?limit=': page, ...routes })
+  let release = () => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const client: Client = { ...base, read: async <T>(path: string, etag?: string) => { if (path.endsWith('/board')) await held; return await base.read<T>(path, etag) } }
+  const store = createStore({ client, session: memory(), local: memory(), location: { search: '', pathname: '/board' }, replaceUrl: () => {} })
+  t.teardown(() => store.stop())
+  const signing = store.signIn('token')
+  for (let turn = 0; turn < 200 && store.state.columns.todo === undefined; turn++) await new Promise((resolve) => setImmediate(resolve))
+  t.same(store.state.columns.todo, ['1#1', '2#7'], 'the first rows of each repository, before the whole boards')
+  t.equal(store.state.cards.get('1#1')?.title, 'One', 'with their titles')
+  t.equal(store.state.status.text, 'Loading the rest of the board…')
+  release()
+  await signing
+  t.same(store.state.columns.todo, ['1#1', '2#7', '1#2'], 'then the whole board')
+  t.equal(store.state.status.text, '')
+})
+
 t.test('the store: a browser session signs in without a token, the providers\' buttons come back here, sign-out ends the session', async (t) => {
   const sent: Array<[string, string, unknown]> = []
   const providers = { providers: [{ id: 'host:c1', name: 'Sign in with GitHub', login_url: '/base/auth/host/c1/login' }], token: true }

@@ -6,7 +6,8 @@ export interface Repo { id: number, owner: string, name: string, html_url: strin
 export interface Pipeline { id: string, name: string, host_label?: string | null }
 export interface Workspace { id: string, name: string, description: string | null, repositories: number[], pipelines: Pipeline[] }
 export interface BoardIssue { issue_number: number, is_epic: boolean, estimate?: { value: number }, position?: number }
-export interface RepoBoard { pipelines: Array<Pipeline & { issues: BoardIssue[] }> }
+/** A repository's board; a paged read (`?limit=`) adds each pipeline's cursor to its next page. */
+export interface RepoBoard { pipelines: Array<Pipeline & { issues: BoardIssue[], next_after?: number | null }> }
 
 export interface Card {
   key: string

@@ -63,6 +63,8 @@ const TOKEN_KEY = 'planning-token'
 const BOARD_KEY = 'planning-board'
 const COLLAPSED_KEY = 'planning-collapsed'
 const CHUNK = 100
+/** Rows per column read first on a large board: more than a screen holds. */
+const FIRST_ROWS = 40
 
 /** The live stream's events (read with fetch in the page, so the token goes in a header, never in an address). */
 export interface LiveHandlers { open: () => void, change: () => void, lost: () => void }
@@ -346,6 +348,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     const mine = generation
     const choice = state.choice
     if (choice === null) return
+    if (first) await firstRows(choice.workspace, mine)
     try {
       const repos = repoIds()
       const reads = await Promise.all(repos.map(async (repo) => {
@@ -378,6 +381,26 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     if (mine === generation && (state.phase === 'loading' || state.phase === 'ready')) {
       const wait = liveOpen ? LIVE_POLL_MS : POLL_MS
       timer = setTimeout(() => { if (isHidden()) timer = setTimeout(() => { refresh() }, wait); else refresh() }, wait)
+    }
+  }
+  /**
+   * A large board's first rows of every column (a paged read, docs/api.md "Paged boards") with
+   * their titles, shown while the whole board loads; a board that fits in the page waits for that.
+   */
+  async function firstRows (workspace: string, mine: number) {
+    try {
+      const pages = await Promise.all(repoIds().map(async (repo) => ({
+        repo, board: await client.get<RepoBoard>(`/p2/workspaces/${workspace}/repositories/${repo}/board?limit=${FIRST_ROWS}`)
+      })))
+      if (mine !== generation || pages.every(({ board }) => board.pipelines.every((p) => (p.next_after ?? null) === null))) return
+      boards.clear()
+      for (const { repo, board } of pages) boards.set(repo, board)
+      await titles()
+      if (mine !== generation || state.drag !== null) return
+      set({ columns: mergeColumns(state.pipelines, pages), phase: 'ready' })
+      say('Loading the rest of the board…')
+    } catch {
+      // The whole read that follows says what went wrong.
     }
   }
   const boards = new Map<number, RepoBoard>()
