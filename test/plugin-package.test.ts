@@ -1,6 +1,7 @@
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildOnce } from './build.js'
@@ -10,7 +11,9 @@ import { TEST_DATABASE_URL, testSchema } from './pg.js'
 // The package as a Fastify developer gets it: `npm pack`, installed into a fresh host app, compiled
 // as strict TypeScript and run as JavaScript. The host's node_modules link the package's production
 // dependencies from ours (as listed in package-lock.json), so nothing is downloaded and a
-// declaration that needs a dev dependency fails to compile. Once per CI run (test/once.ts).
+// declaration that needs a dev dependency fails to compile. The host lives in the system's temporary
+// folder: inside ours, Node and TypeScript would find our node_modules (dev dependencies included)
+// by walking up. Once per CI run (test/once.ts).
 const root = fileURLToPath(new URL('..', import.meta.url))
 const DEMO_REPO = 103707262
 
@@ -80,8 +83,10 @@ console.log('RESULT ' + JSON.stringify({
 `
 
 t.test('the packed package in a host app', { timeout: 240_000, skip: ranOnce }, async (t) => {
-  const dir = t.testdir({ host: { node_modules: {} } })
+  const dir = mkdtempSync(join(tmpdir(), 'planning-host-'))
+  t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
   const host = join(dir, 'host')
+  mkdirSync(join(host, 'node_modules'), { recursive: true })
   await buildOnce()
   const [{ filename }] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
     cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']
