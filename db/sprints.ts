@@ -12,7 +12,8 @@ import { touchPlanning } from './repositories.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
 import type { SprintsTable } from './schema.js'
 import type { User } from './users.js'
-import { addDays, startOfDay } from './zoned-time.js'
+import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
+import { addDays, isCalendarDate, isTimeZone, startOfDay } from './zoned-time.js'
 
 export type SprintConfig = Static<typeof SprintConfigSchema>
 export type Sprint = Static<typeof SprintSchema>
@@ -236,6 +237,8 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
 
     /** Sets the configuration and re-plans the sprints that have not started (their issues stay with them). */
     async setConfig (workspaceId: string, config: SprintConfig, now: number): Promise<SprintConfig> {
+      if (!isCalendarDate(config.starts_on)) throw new Invalid(`body/starts_on must be a calendar date, YYYY-MM-DD, from ${EARLIEST_DAY} to ${LATEST_DAY}`)
+      if (!isTimeZone(config.time_zone)) throw new Invalid('body/time_zone must be an IANA time zone such as Europe/Berlin')
       return await writeTransaction(db, async (trx) => {
         await lock(trx, workspaceId)
         // What is due under the old plan is settled first: only the future is re-planned.

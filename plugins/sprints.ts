@@ -2,9 +2,7 @@ import { httpErrors } from '@fastify/sensible'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { LEVELS } from '../db/users.js'
-import { isCalendarDate, isTimeZone } from '../db/zoned-time.js'
-import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
+import { requireAdminOfAll, visibleSprint, visibleWorkspace } from '../db/workspace-access.js'
 import { Type, errorResponses, ErrorBody } from '../schemas/common.js'
 import {
   Sprint, SprintConfig, SprintEvent, SprintEventsQuery, SprintIssuesAdded, SprintIssuesBody, SprintIssuesRemoved, SprintParams, SprintReview, SprintsQuery,
@@ -20,23 +18,15 @@ export interface SprintsPluginOptions {
   tickMs?: number
 }
 
-/** Who may see a workspace (anyone who can read one of its repositories) and the level they hold over all of it. */
+/** Who may see a workspace and the level they hold over all of it (db/workspace-access.ts), for a request. */
 export function workspaceAccess (fastify: FastifyInstance) {
-  const { workspaces } = fastify.planningStore
+  const { workspaces, users } = fastify.planningStore
   return {
     /** The workspace's repositories, or the same 404 as an unknown workspace when none is readable. */
-    async readable (request: FastifyRequest, workspaceId: string): Promise<{ repositories: number[], name: string, canRead: (repoId: number) => boolean }> {
-      const workspace = await workspaces.byId(workspaceId)
-      const set = await fastify.planningAuth.readable(request)
-      if (workspace === undefined || !workspace.repositories.some((id) => set.has(id))) throw httpErrors.notFound(`workspace ${workspaceId} not found`)
-      return { repositories: workspace.repositories, name: workspace.name, canRead: (repoId) => set.has(repoId) }
-    },
+    readable: async (request: FastifyRequest, workspaceId: string) =>
+      await visibleWorkspace(workspaces, workspaceId, await fastify.planningAuth.readable(request)),
     /** 403 unless the caller is admin on every repository of the workspace. */
-    async requireAdminOfAll (request: FastifyRequest, repositories: number[]): Promise<void> {
-      const user = request.planningUser!
-      const levels = await fastify.planningStore.users.levels(user.id, repositories)
-      if (repositories.some((id) => (levels.get(id) ?? 0) < LEVELS.admin)) throw httpErrors.forbidden('admin permission on every repository of the workspace is required')
-    }
+    requireAdminOfAll: async (request: FastifyRequest, repositories: number[]) => await requireAdminOfAll(users, request.planningUser!.id, repositories)
   }
 }
 
@@ -85,18 +75,8 @@ const sprints: FastifyPluginAsyncTypebox<SprintsPluginOptions> = async (fastify,
 
   fastify.addHook('onRequest', fastify.planningAuth.requireUser)
 
-  /** The sprint and its workspace as the caller may see them (404 as for an unknown id otherwise), settled up to now. */
-  const visibleSprint = async (request: FastifyRequest, id: string) => {
-    const row = await repo.row(id)
-    let workspace
-    try {
-      workspace = await access.readable(request, row.workspace_id)
-    } catch {
-      throw httpErrors.notFound(`sprint ${id} not found`)
-    }
-    await repo.settle(row.workspace_id, now())
-    return { row, workspace }
-  }
+  const visible = async (request: FastifyRequest, id: string) =>
+    await visibleSprint(fastify.planningStore, id, await fastify.planningAuth.readable(request), now())
 
   /** Write access to each readable repository named (unreadable ones are refused as unknown issues by the data layer). */
   const requireWriteOnAll = async (request: FastifyRequest, repoIds: number[], canRead: (repoId: number) => boolean): Promise<void> => {
@@ -108,10 +88,7 @@ const sprints: FastifyPluginAsyncTypebox<SprintsPluginOptions> = async (fastify,
   }, async (request) => {
     const workspace = await access.readable(request, request.params.workspace_id)
     await access.requireAdminOfAll(request, workspace.repositories)
-    const config = request.body
-    if (!isCalendarDate(config.starts_on)) throw httpErrors.badRequest(`body/starts_on must be a calendar date, YYYY-MM-DD, from ${EARLIEST_DAY} to ${LATEST_DAY}`)
-    if (!isTimeZone(config.time_zone)) throw httpErrors.badRequest('body/time_zone must be an IANA time zone such as Europe/Berlin')
-    return await repo.setConfig(request.params.workspace_id, config, now())
+    return await repo.setConfig(request.params.workspace_id, request.body, now())
   })
 
   fastify.get('/p2/workspaces/:workspace_id/sprint_config', {
@@ -134,14 +111,14 @@ const sprints: FastifyPluginAsyncTypebox<SprintsPluginOptions> = async (fastify,
   fastify.get('/p2/sprints/:sprint_id', {
     schema: { tags, summary: 'A sprint', params: SprintParams, response: { 200: Sprint, ...errors } }
   }, async (request) => {
-    const { workspace } = await visibleSprint(request, request.params.sprint_id)
+    const { workspace } = await visible(request, request.params.sprint_id)
     return await repo.get(request.params.sprint_id, workspace.canRead, now())
   })
 
   fastify.post('/p2/sprints/:sprint_id/issues', {
     schema: { tags, summary: 'Add issues (at most 100, write access to each); each leaves the open sprint it was in', params: SprintParams, body: SprintIssuesBody, response: { 200: SprintIssuesAdded, ...errors } }
   }, async (request) => {
-    const { workspace } = await visibleSprint(request, request.params.sprint_id)
+    const { workspace } = await visible(request, request.params.sprint_id)
     await requireWriteOnAll(request, request.body.issues.map((i) => i.repo_id), workspace.canRead)
     return await repo.addIssues(request.params.sprint_id, request.body.issues, workspace.canRead, request.planningUser!, now())
   })
@@ -149,7 +126,7 @@ const sprints: FastifyPluginAsyncTypebox<SprintsPluginOptions> = async (fastify,
   fastify.delete('/p2/sprints/:sprint_id/issues', {
     schema: { tags, summary: 'Remove issues (at most 100, write access to each)', params: SprintParams, body: SprintIssuesBody, response: { 200: SprintIssuesRemoved, ...errors } }
   }, async (request) => {
-    const { workspace } = await visibleSprint(request, request.params.sprint_id)
+    const { workspace } = await visible(request, request.params.sprint_id)
     await requireWriteOnAll(request, request.body.issues.map((i) => i.repo_id), workspace.canRead)
     return await repo.removeIssues(request.params.sprint_id, request.body.issues, workspace.canRead, request.planningUser!, now())
   })
@@ -157,7 +134,7 @@ const sprints: FastifyPluginAsyncTypebox<SprintsPluginOptions> = async (fastify,
   fastify.get('/p2/sprints/:sprint_id/review', {
     schema: { tags, summary: 'Committed and completed work, scope changes, carry-over and recent velocity', params: SprintParams, querystring: ReportQuery, response: { 200: SprintReview, ...errors } }
   }, async (request, reply) => {
-    const { row, workspace } = await visibleSprint(request, request.params.sprint_id)
+    const { row, workspace } = await visible(request, request.params.sprint_id)
     const sprint = await repo.get(row.id, workspace.canRead, now())
     const review = await reports.review(row, sprint, workspace.canRead, now())
     return await sendReport(request, reply, review, () => reviewCsv(review), `sprint-${row.id}-review.csv`)

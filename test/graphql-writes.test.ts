@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, REPO, OTHER_REPO, WS_OLD, P, TOKENS, type App } from './helper.js'
+import { build, REPO, OTHER_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 
 type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
@@ -86,4 +86,39 @@ t.test('createIssue and updateIssue do what POST and PATCH /p1/repositories/:id/
   t.same(await rest(REPO, 8), await rest(REPO, 9))
   t.equal((await gql(app, 'carol', `mutation { updateIssue(input: { issueId: "${id}", title: "no" }) { issue { id } } }`)).errors![0].extensions.code, 'FORBIDDEN')
   t.equal(after[0].title, 'Renamed', 'carol changed nothing')
+})
+
+t.test('createSprintConfig, addIssuesToSprints and removeIssuesFromSprints against PUT …/sprint_config and POST/DELETE /p2/sprints/:id/issues', async (t) => {
+  const sprintConfig = { workspaceId: WS_NEW, name: 'Fortnights', tzIdentifier: 'Europe/Berlin', startOn: '2026-11-02', endOn: '2026-11-15', settings: { moveUnfinishedIssues: true, issuesFromPipeline: { enabled: false } } }
+  const doc = 'mutation($i: CreateSprintConfigInput!) { createSprintConfig(input: $i) { clientMutationId sprintConfig { name kind period startDay endDay tzIdentifier settings { moveUnfinishedIssues } } } }'
+  t.equal((await gql(app, 'bob', doc, { i: { sprintConfig } })).errors![0].extensions.code, 'FORBIDDEN', 'admin on every repository needed, as REST')
+  t.equal((await gql(app, 'dave', doc, { i: { sprintConfig } })).errors![0].extensions.code, 'NOT_FOUND')
+  t.equal((await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprint_config` })).statusCode, 404, 'nothing set by the refusals')
+  t.equal((await gql(app, 'alice', doc, { i: { sprintConfig: { ...sprintConfig, endOn: '2026-11-10' } } })).errors![0].extensions.code, 'BAD_USER_INPUT')
+  t.equal((await gql(app, 'alice', doc, { i: { sprintConfig: { ...sprintConfig, tzIdentifier: 'Mars/Olympus' } } })).errors![0].extensions.code, 'BAD_USER_INPUT')
+  const made = await gql(app, 'alice', doc, { i: { sprintConfig, clientMutationId: 's' } })
+  t.same(made.data.createSprintConfig, {
+    clientMutationId: 's',
+    sprintConfig: { name: 'Fortnights', kind: 'weekly', period: 2, startDay: 'MONDAY', endDay: 'SUNDAY', tzIdentifier: 'Europe/Berlin', settings: { moveUnfinishedIssues: true } }
+  })
+  t.same((await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprint_config` })).json(), { length_weeks: 2, starts_on: '2026-11-02', time_zone: 'Europe/Berlin', carry_over: true })
+
+  const active = (await app.as('bob', { url: `/p2/workspaces/${WS_NEW}/sprints?state=active` })).json()[0]
+  const sprintId = encodeId('Sprint', active.id)
+  const four = await idOf(REPO, 4)
+  const added = await gql(app, 'bob', `mutation { addIssuesToSprints(input: { issueIds: ["${four}"], sprintIds: ["${sprintId}"], clientMutationId: "a" }) {
+    clientMutationId sprintIssues { issue { number } sprint { id name totalPoints } } } }`)
+  t.same(added.data.addIssuesToSprints, { clientMutationId: 'a', sprintIssues: [{ issue: { number: 4 }, sprint: { id: sprintId, name: active.name, totalPoints: 0 } }] })
+  const twin = await app.as('bob', { method: 'POST', url: `/p2/sprints/${active.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }] } })
+  t.same(twin.json(), { added: [{ repo_id: REPO, issue_number: 5 }] })
+  const sprint = (await app.as('bob', { url: `/p2/sprints/${active.id}` })).json()
+  t.equal(sprint.issues_total, 2, 'both in the sprint')
+  const events = (await app.as('bob', { url: `/p2/workspaces/${WS_NEW}/sprint_events` })).json()
+  t.same(events.filter((e: any) => e.type === 'sprint_issue_added').map((e: any) => e.issue_number), [4, 5], 'an event each, as REST')
+  t.equal((await gql(app, 'carol', `mutation { addIssuesToSprints(input: { issueIds: ["${four}"], sprintIds: ["${sprintId}"] }) { sprintIssues { id } } }`)).errors![0].extensions.code, 'FORBIDDEN')
+
+  const removed = await gql(app, 'bob', `mutation { removeIssuesFromSprints(input: { issueIds: ["${four}"], sprintIds: ["${sprintId}"] }) { sprints { id closedIssuesCount } } }`)
+  t.same(removed.data.removeIssuesFromSprints.sprints, [{ id: sprintId, closedIssuesCount: 0 }])
+  await app.as('bob', { method: 'DELETE', url: `/p2/sprints/${active.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }] } })
+  t.equal((await app.as('bob', { url: `/p2/sprints/${active.id}` })).json().issues_total, 0)
 })

@@ -3,6 +3,7 @@ import { encodeId, numberKey, pipelineKey } from '../ids.js'
 import { issueObject, pipelineObject } from './objects.js'
 import { mayWrite, reread, writableIssue, type Ctx, type Input } from './write-access.js'
 import { issueWrites } from './writes-issues.js'
+import { sprintWrites } from './writes-sprints.js'
 
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
 
@@ -71,5 +72,6 @@ export const mutationResolvers = {
     await ctx.store.dependencies.remove(dependency, ctx.user)
     return payload
   },
-  ...issueWrites
+  ...issueWrites,
+  ...sprintWrites
 }
