@@ -42,6 +42,21 @@ t.test('transport: both paths, 401 without or with a bad token, rate-limit heade
   t.equal(unknown.errors![0].extensions.code, 'GRAPHQL_VALIDATION_FAILED')
 })
 
+t.test('CORS: a preflight asking for Authorization is answered for any origin, without credentials; answers may be read', async (t) => {
+  for (const url of ['/public/graphql', '/public/graphql/']) {
+    const pre = await app.inject({ method: 'OPTIONS', url, headers: { origin: 'https://viewer.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } })
+    t.equal(pre.statusCode, 204, url)
+    t.equal(pre.headers['access-control-allow-origin'], '*')
+    t.match(String(pre.headers['access-control-allow-headers']), /Authorization/)
+    t.match(String(pre.headers['access-control-allow-methods']), /POST/)
+    t.equal(pre.headers['access-control-allow-credentials'], undefined, 'no cookies cross-origin')
+  }
+  const res = await app.inject({ method: 'POST', url: '/public/graphql', payload: { query: '{ viewer { name } }' }, headers: { origin: 'https://viewer.example', authorization: `Bearer ${TOKENS.bob}` } })
+  t.equal(res.headers['access-control-allow-origin'], '*')
+  t.match(String(res.headers['access-control-expose-headers']), /X-RateLimit-Limit/)
+  t.equal(res.json().data.viewer.name, 'bob')
+})
+
 t.test('limits: depth, aliases and complexity are refused in validation, with no data', async (t) => {
   let deep = 'id'
   for (let i = 0; i < 30; i++) deep = `pipelineIssue(workspaceId: "x") { issue { ${deep} } }`

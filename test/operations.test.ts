@@ -59,6 +59,10 @@ t.test('CORS: off by default; allowed origins get preflights and may read the ra
   t.match(String(read.headers['access-control-expose-headers']), /X-RateLimit-Used/)
   const other = await app.as('alice', { url: `/p1/repositories/${REPO}/board`, headers: { origin: 'https://evil.example.net' } })
   t.equal(other.headers['access-control-allow-origin'], undefined, 'other origins get no CORS headers')
+  const graph = { method: 'OPTIONS' as const, url: '/public/graphql', headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' } }
+  t.equal((await app.inject({ ...graph, headers: { ...graph.headers, origin: 'https://evil.example.net' } })).headers['access-control-allow-origin'], undefined,
+    'configured origins hold for GraphQL too')
+  t.equal((await app.inject({ ...graph, headers: { ...graph.headers, origin: 'https://board.example.com' } })).headers['access-control-allow-origin'], 'https://board.example.com')
 })
 
 t.test('the live feed: 426 to a plain GET, 1001 to clients at shutdown', async (t) => {

@@ -32,7 +32,7 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
  * and rate limit of the REST API. Resolvers read through db/graph-reads.ts and write through the
  * same operations as the REST handlers.
  */
-async function graphql (fastify: FastifyInstance, opts: { now?: () => number }) {
+async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean }) {
   const reads = createGraphReads(fastify.planningStore.db)
   const clock = opts.now ?? Date.now
   const hostIssues = createHostIssues(fastify.planningStore, { fetch: fastify.planningHosts.fetch })
@@ -55,7 +55,27 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number }) 
     }
     return await errorReply(err, request, reply)
   })
-  fastify.addHook('onRequest', fastify.planningAuth.requireSignedIn)
+  // Browser clients (the dependency-graph viewer) send a token, never a cookie. Where no CORS
+  // origins are configured, this endpoint still lets any origin call it, without credentials,
+  // so a browser's ambient session is never usable cross-origin.
+  const openCors = opts.corsConfigured !== true
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS') { done(); return }
+    fastify.planningAuth.requireSignedIn(request, reply, done)
+  })
+  if (openCors) {
+    fastify.addHook('onSend', async (request, reply) => {
+      if (request.headers.origin === undefined) return
+      reply.header('access-control-allow-origin', '*').header('vary', 'Origin')
+        .header('access-control-expose-headers', 'X-RateLimit-Limit, X-RateLimit-Used, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After')
+    })
+    const preflight = async (_: FastifyRequest, reply: FastifyReply) => await reply.status(204)
+      .header('access-control-allow-methods', 'POST')
+      .header('access-control-allow-headers', 'Authorization, X-Authentication-Token, Content-Type')
+      .header('access-control-max-age', '600').send()
+    fastify.options('/public/graphql', { schema: { hide: true } }, preflight)
+    fastify.options('/public/graphql/', { schema: { hide: true } }, preflight)
+  }
 
   const handler = async (request: FastifyRequest<{ Body: BodyType }>, reply: FastifyReply) => {
     const { query, variables, operationName } = request.body
