@@ -11,7 +11,12 @@ if (why !== undefined) t.comment(`skipping the accounts browser test: ${why}`)
 
 t.test('first start in the browser: the setup link makes the administrator, signed in; sign out; sign in with the password', { skip: why, timeout: 90_000 }, async (t) => {
   let link: SetupLink | undefined
-  const app = await build(t, { fixture: null, onSetupLink: (l) => { link = l } })
+  // A workspace to invite into, and nobody yet.
+  const fixture = {
+    repositories: [{ id: 1001, owner: 'acme', name: 'api' }],
+    workspaces: [{ id: 'aaaaaaaaaaaaaaaaaaaaaab1', name: 'Platform', description: null, repositories: [1001], pipelines: [{ id: 'p-todo', name: 'To Do' }] }]
+  }
+  const app = await build(t, { fixture, onSetupLink: (l) => { link = l } })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const browser = await launchBrowser()
   t.teardown(async () => await browser.close())
@@ -48,5 +53,26 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   await field.fill('lead-password-1')
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await signOut.waitFor()
-  t.ok((await context.cookies()).some((c) => c.name === 'planning_session' && c.httpOnly), 'a session cookie, no token')
+  const session = (await context.cookies()).find((c) => c.name === 'planning_session')
+  t.ok(session?.httpOnly, 'a session cookie, no token')
+
+  // Administration → People: an invite made, listed as pending with who made it, then revoked.
+  await page.getByRole('link', { name: 'Administration' }).click()
+  const people = page.getByRole('region', { name: 'People' })
+  await people.getByRole('button', { name: 'Invite' }).click()
+  const dialog = page.getByRole('dialog', { name: 'Invite someone' })
+  await dialog.getByLabel('Email').fill('new@example.com')
+  await dialog.getByLabel('Permission').selectOption('read')
+  await dialog.getByRole('button', { name: 'Make the invite link' }).click()
+  await dialog.getByRole('button', { name: 'Copy' }).waitFor()
+  await dialog.getByRole('button', { name: 'Close' }).click()
+  const pending = people.getByRole('table', { name: 'Pending invites' })
+  const row = pending.getByRole('row', { name: /Platform read new@example\.com lead/ })
+  await row.waitFor()
+  const cookie = `planning_session=${session!.value}`
+  const listed = async () => (await app.inject({ url: '/invites?workspace_id=aaaaaaaaaaaaaaaaaaaaaab1', headers: { cookie } })).json() as unknown[]
+  t.match(await listed(), [{ permission: 'read', email: 'new@example.com', created_by: 'user:lead' }], 'the pending invite, as the API has it')
+  await row.getByRole('button', { name: /^Revoke/ }).click()
+  await people.getByText('No invite is waiting to be used.').waitFor()
+  t.same(await listed(), [], 'revoked in the API at once')
 })

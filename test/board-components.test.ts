@@ -18,6 +18,7 @@ import { Filters } from '../board/src/components/filters.js'
 import { Help, KEYS } from '../board/src/components/help.js'
 import { describeEvent, duration, IssuePanel } from '../board/src/components/issue-panel.js'
 import { Picker } from '../board/src/components/picker.js'
+import { maker } from '../board/src/components/admin-invites.js'
 import { loginHref, passwordRefusal, SignIn } from '../board/src/components/sign-in.js'
 import { burndownChoices, BurndownView, CycleTimeView, NoBurndown, VelocityView } from '../board/src/components/reports.js'
 import { burndownChart, cycleTimeChart, dayIn, daysText, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
@@ -532,7 +533,8 @@ t.test('administration: sections, their controls by name, and what the forms che
   const context: AdminContext = { client: fakeClient({}), say: () => {}, reload: async () => {} }
   const page = renderToString(html`<${AdminSections} data=${data} context=${context} />`)
   for (const text of ['>People</h3>', '>Invite</button>', '>Audit log</h3>', '<th scope="row">ann</th><td>ann@example.test</td><td>administrator</td><td>never</td>',
-    '>Unmake administrator</button>', '>Make administrator</button>', '>Remove</button>', '>Change permission</button>', '>Person <select', '>Action <select']) t.match(page, text)
+    '>Unmake administrator</button>', '>Make administrator</button>', '>Remove</button>', '>Change permission</button>', '>Person <select', '>Action <select', '>Pending invites</h4>']) t.match(page, text)
+  t.same([maker('user:ann'), maker('admin')], ['ann', 'admin'], 'who made an invite, by login')
   t.same(auditShown([{ id: 1, at: '', actor: 'user:ann', action: 'user.created', target: null }, { id: 2, at: '', actor: 'admin', action: 'user.created', target: null }], 'user:ann', '').map((e) => e.id), [1])
   t.same(auditShown([{ id: 1, at: '', actor: 'user:ann', action: 'user.created', target: null }, { id: 2, at: '', actor: 'admin', action: 'token.created', target: null }], '', 'token.created').map((e) => e.id), [2])
   for (const text of ['>Repositories</h3>', '>Workspaces</h3>', '>New repository</button>', '>New workspace</button>', '>Add pipeline</button>', '>Pipeline name</label>', 'aria-label="Pipelines of Team"', '<li class="pipeline" aria-label="To Do"']) t.match(page, text)

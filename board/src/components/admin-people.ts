@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { when, type AdminContext, type AdminData, type AdminUser } from './admin-data.js'
+import { PendingInvites } from './admin-invites.js'
 import { ShownOnce } from './copy.js'
 import { FieldError, invalid, useErrors } from './field.js'
 
@@ -146,13 +147,15 @@ function Person ({ data, user, context }: { data: AdminData, user: AdminUser, co
 /** Every person with their email, whether an administrator, and their last sign-in; invites and reset links. */
 export function People ({ data, context }: { data: AdminData, context: AdminContext }) {
   const [inviting, setInviting] = useState(false)
+  const [invitesRead, setInvitesRead] = useState(0)
   return html`<section class="admin-section" aria-labelledby="admin-people">
     <h3 id="admin-people">People</h3>
     <button type="button" onClick=${() => setInviting(true)}>Invite</button>
-    ${inviting && html`<${InviteDialog} data=${data} context=${context} onClose=${() => setInviting(false)} />`}
+    ${inviting && html`<${InviteDialog} data=${data} context=${context} onClose=${() => { setInviting(false); setInvitesRead((n) => n + 1) }} />`}
     <div class="table-scroll"><table>
       <thead><tr><th scope="col">Login</th><th scope="col">Email</th><th scope="col">Administrator</th><th scope="col">Last sign-in</th><th scope="col">Changes</th></tr></thead>
       <tbody>${data.users.map((u) => html`<${Person} key=${u.login} data=${data} user=${u} context=${context} />`)}</tbody>
     </table></div>
+    <${PendingInvites} data=${data} context=${context} read=${invitesRead} />
   </section>`
 }
