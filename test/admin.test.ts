@@ -44,6 +44,16 @@ t.test('users, tokens, repositories and permissions', async (t) => {
   t.equal((await board()).statusCode, 404, 'permission revoked')
 })
 
+t.test('a deleted user\'s id is never given to the next one', async (t) => {
+  const app = await build(t)
+  const users = (await app.admin({ url: '/admin/users' })).json() as Array<{ id: number, login: string }>
+  const newest = users.reduce((a, b) => (b.id > a.id ? b : a))
+  t.equal((await app.admin({ method: 'DELETE', url: `/admin/users/${newest.login}` })).statusCode, 204)
+  const created = await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'erin' } })
+  t.equal(created.statusCode, 201)
+  t.ok(created.json().id > newest.id, `the new user got ${String(created.json().id)}, not ${newest.id} again`)
+})
+
 t.test('issues: created into the first pipeline, closed off the board, reopened where they were', async (t) => {
   const app = await build(t)
   const created = await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: 50, title: 'New one' } })

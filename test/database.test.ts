@@ -57,6 +57,40 @@ t.test('a migration numbered before one the database already ran is still applie
   t.ok(columns.includes('oauth_client_secret'), 'the earlier migration ran')
 })
 
+t.test('SQLite: users and issues rebuilt so that ids are never reused (023), with what refers to them kept', async (t) => {
+  const handle = new Database(':memory:')
+  handle.pragma('foreign_keys = ON')
+  const { db } = sqliteKysely(handle)
+  t.teardown(() => db.destroy())
+  await migrate(db, 'sqlite')
+  // As the database was before 023: the tables as 001 made them, rows that refer to them.
+  handle.exec("DELETE FROM kysely_migration WHERE name = '023-stable-ids'")
+  for (const table of ['users', 'issues']) {
+    const [definition] = handle.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().all(table) as string[]
+    handle.pragma('foreign_keys = OFF')
+    handle.exec(`CREATE TABLE ${table}_plain ${definition.replace(/^CREATE TABLE "?\w+"?/, '').replace(' AUTOINCREMENT', '')}`)
+    handle.exec(`DROP TABLE ${table}; ALTER TABLE ${table}_plain RENAME TO ${table}`)
+    handle.pragma('foreign_keys = ON')
+  }
+  handle.exec('CREATE UNIQUE INDEX users_login ON users (lower(login)); CREATE UNIQUE INDEX users_email ON users (lower(email))')
+  handle.exec(`INSERT INTO users (id, login, created_at) VALUES (1, 'ann', 'x'), (2, 'ben', 'x');
+    INSERT INTO repositories (id, owner, name, html_url) VALUES (9, 'o', 'r', '');
+    INSERT INTO permissions (user_id, repo_id, level) VALUES (1, 9, 3), (2, 9, 1);
+    INSERT INTO issues (id, repo_id, number, title, created_at) VALUES (1, 9, 1, 'one', 'x'), (2, 9, 2, 'two', 'x');
+    INSERT INTO issue_labels (issue_id, name) VALUES (2, 'bug')`)
+  t.same(await migrate(db, 'sqlite'), Object.keys(migrations('sqlite')))
+  t.match(handle.prepare("SELECT sql FROM sqlite_master WHERE name = 'users'").pluck().get(), /id INTEGER PRIMARY KEY AUTOINCREMENT/)
+  t.equal(handle.prepare('SELECT count(*) FROM permissions').pluck().get(), 2, 'permissions kept')
+  t.equal(handle.prepare('SELECT count(*) FROM issue_labels').pluck().get(), 1, 'labels kept')
+  t.same(handle.pragma('foreign_key_check'), [])
+  t.equal(handle.pragma('foreign_keys', { simple: true }), 1, 'foreign keys on again')
+  t.throws(() => handle.exec("INSERT INTO users (login, created_at) VALUES ('ANN', 'x')"), /UNIQUE/, 'the indexes made again')
+  handle.exec('DELETE FROM users WHERE id = 2; DELETE FROM issues WHERE id = 2')
+  t.equal(handle.prepare('SELECT count(*) FROM permissions').pluck().get(), 1, 'cascades still follow the table')
+  t.equal(handle.prepare("INSERT INTO users (login, created_at) VALUES ('cy', 'x') RETURNING id").pluck().get(), 3, 'the deleted id is not given again')
+  t.equal(handle.prepare("INSERT INTO issues (repo_id, number, title, created_at) VALUES (9, 3, 'three', 'x') RETURNING id").pluck().get(), 3)
+})
+
 t.test('a failing migration leaves the database as it was', async (t) => {
   const handle = new Database(':memory:')
   handle.exec('CREATE TABLE placements (id INTEGER PRIMARY KEY)')

@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 import type { Database } from '../../schema.js'
 import { changeWatchMigration } from './change-watch.js'
 import { chatBotMigration } from './chat-bot.js'
@@ -18,6 +18,7 @@ import { signInMigration } from './sign-in.js'
 import { hostSignInMigration } from './host-sign-in.js'
 import { upgradeLinksMigration } from './upgrade-links.js'
 import { accountsMigration } from './accounts.js'
+import { stableIdsMigration } from './stable-ids.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -44,14 +45,24 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '019-change-watch': changeWatchMigration(engine),
     '020-accounts': accountsMigration(engine),
     '021-upgrade-links': upgradeLinksMigration(),
-    '022-delivery-log': deliveryLogMigration(engine)
+    '022-delivery-log': deliveryLogMigration(engine),
+    '023-stable-ids': stableIdsMigration(engine)
   }
 }
 
+/**
+ * SQLite migrations that rebuild a table others refer to: they run after the others, with foreign
+ * keys off (SQLite's own procedure; dropping the old table would otherwise delete what refers to it),
+ * and check every foreign key before they commit.
+ */
+const WITHOUT_FOREIGN_KEYS = new Set(['023-stable-ids'])
+
 class Provider implements MigrationProvider {
-  constructor (private readonly engine: Engine) {}
+  constructor (private readonly engine: Engine, private readonly rebuilds = true) {}
   async getMigrations (): Promise<Record<string, Migration>> {
-    return migrations(this.engine)
+    const all = migrations(this.engine)
+    if (this.rebuilds) return all
+    return Object.fromEntries(Object.entries(all).filter(([name]) => !WITHOUT_FOREIGN_KEYS.has(name)))
   }
 }
 
@@ -99,7 +110,23 @@ async function migrateOnce (db: Kysely<Database>, engine: Engine, schema?: strin
     const unknown = recorded.map((r) => r.name).filter((name) => !known.includes(name))
     if (unknown.length > 0) throw new MigrationError(`the database schema is newer than this server (it has run ${unknown.join(', ')})`)
   }
-  const { error, results } = await migrator.migrateToLatest()
-  if (error !== undefined) throw error
-  return [...applied, ...(results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)]
+  const done: string[] = []
+  const run = async (m: Migrator): Promise<void> => {
+    const { error, results } = await m.migrateToLatest()
+    done.push(...(results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName))
+    if (error !== undefined) throw error
+  }
+  if (engine === 'sqlite' && [...WITHOUT_FOREIGN_KEYS].some((name) => !applied.includes(name))) {
+    await run(new Migrator({ db, provider: new Provider(engine, false), allowUnorderedMigrations: true }))
+    // Outside a transaction: SQLite ignores the pragma inside one.
+    await sql`PRAGMA foreign_keys = OFF`.execute(db)
+    try {
+      await run(migrator)
+    } finally {
+      await sql`PRAGMA foreign_keys = ON`.execute(db)
+    }
+  } else {
+    await run(migrator)
+  }
+  return Object.keys(migrations(engine)).filter((name) => applied.includes(name) || done.includes(name))
 }
