@@ -122,3 +122,35 @@ t.test('createSprintConfig, addIssuesToSprints and removeIssuesFromSprints again
   await app.as('bob', { method: 'DELETE', url: `/p2/sprints/${active.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }] } })
   t.equal((await app.as('bob', { url: `/p2/sprints/${active.id}` })).json().issues_total, 0)
 })
+
+t.test('createBlockage is POST /p1/dependencies; labels and assignees added and removed as PATCH …/issues/:n sets them', async (t) => {
+  const [five, six] = [await idOf(REPO, 5), await idOf(REPO, 6)]
+  const made = await gql(app, 'bob', `mutation { createBlockage(input: { blocking: { id: "${five}", type: ISSUE }, blocked: { id: "${six}", type: ISSUE }, clientMutationId: "b" }) {
+    clientMutationId blockage { id blocking { ... on Issue { number } } blocked { __typename ... on Issue { number } } } } }`)
+  t.notOk(made.errors)
+  t.match(made.data.createBlockage, { clientMutationId: 'b', blockage: { blocking: { number: 5 }, blocked: { __typename: 'Issue', number: 6 } } })
+  const deps = (await app.as('bob', { url: `/p1/repositories/${REPO}/dependencies` })).json().dependencies
+  t.ok(deps.some((d: any) => d.blocking.issue_number === 5 && d.blocked.issue_number === 6), 'REST sees it')
+  const cycle = await gql(app, 'bob', `mutation { createBlockage(input: { blocking: { id: "${six}", type: ISSUE }, blocked: { id: "${five}", type: ISSUE } }) { blockage { id } } }`)
+  const twin = await app.as('bob', { method: 'POST', url: '/p1/dependencies', payload: { blocking: { repo_id: REPO, issue_number: 6 }, blocked: { repo_id: REPO, issue_number: 5 } } })
+  t.equal(cycle.errors![0].message, twin.json().message, 'a cycle refused as REST refuses it')
+  t.equal((await gql(app, 'carol', `mutation { createBlockage(input: { blocking: { id: "${six}", type: ISSUE }, blocked: { id: "${five}", type: ISSUE } }) { blockage { id } } }`)).errors![0].extensions.code, 'FORBIDDEN')
+
+  const bulk = async () => (await app.as('bob', { url: `/p1/repositories/${REPO}/issues?issue_numbers=5,6` })).json().map((i: any) => [i.labels.map((l: any) => l.name), i.assignees.map((a: any) => a.login)])
+  const added = await gql(app, 'bob', `mutation { addLabelsToIssues(input: { issueIds: ["${five}", "${six}"], labelIds: ["${encodeId('ZenhubLabel', 'bug')}"], labelInfos: [{ name: "urgent" }] }) {
+    successCount failedIssues { number } labels { name } } }`)
+  t.same(added.data.addLabelsToIssues, { successCount: 2, failedIssues: [], labels: [{ name: 'bug' }, { name: 'urgent' }] })
+  const assigned = await gql(app, 'bob', `mutation { addAssigneesToIssues(input: { issueIds: ["${five}"], assigneeIds: ["${encodeId('User', 'carol')}"] }) { successCount unassignable { issues { id } } } }`)
+  t.same(assigned.data.addAssigneesToIssues, { successCount: 1, unassignable: [] })
+  t.same(await bulk(), [[['bug', 'urgent'], ['carol']], [['bug', 'urgent'], []]])
+  await app.as('bob', { method: 'PATCH', url: `/p1/repositories/${REPO}/issues/6`, payload: { assignees: ['carol'] } })
+  const a = (await app.as('bob', { url: `/p1/repositories/${REPO}/issues/5/events` })).json()
+  const b = (await app.as('bob', { url: `/p1/repositories/${REPO}/issues/6/events` })).json()
+  t.same(a.map((e: any) => e.type), b.map((e: any) => e.type), 'the same events as the REST twin\'s')
+  const removed = await gql(app, 'bob', `mutation { removeLabelsFromIssues(input: { issueIds: ["${five}"], labelInfos: [{ name: "urgent" }] }) { successCount } }`)
+  t.same(removed.data.removeLabelsFromIssues, { successCount: 1 })
+  await gql(app, 'bob', `mutation { removeAssigneesFromIssues(input: { issueIds: ["${five}", "${six}"], assigneeIds: ["${encodeId('User', 'carol')}"] }) { successCount } }`)
+  t.same(await bulk(), [[['bug'], []], [['bug', 'urgent'], []]])
+  t.equal((await gql(app, 'carol', `mutation { addLabelsToIssues(input: { issueIds: ["${five}"], labelInfos: [{ name: "x" }] }) { successCount } }`)).errors![0].extensions.code, 'FORBIDDEN')
+  t.equal((await gql(app, 'bob', `mutation { addLabelsToIssues(input: { issueIds: ["${five}"] }) { successCount } }`)).errors![0].extensions.code, 'BAD_USER_INPUT')
+})

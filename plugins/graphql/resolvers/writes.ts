@@ -4,7 +4,9 @@ import { issueObject, pipelineObject } from './objects.js'
 import { mayWrite, reread, writableIssue, type Ctx, type Input } from './write-access.js'
 import { issueWrites } from './writes-issues.js'
 import { sprintWrites } from './writes-sprints.js'
+import { labelWrites } from './writes-labels.js'
 
+export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
 
 const repoOf = (info: IssueInfo): number => {
@@ -72,6 +74,26 @@ export const mutationResolvers = {
     await ctx.store.dependencies.remove(dependency, ctx.user)
     return payload
   },
+  async createBlockage (_: unknown, { input }: { input: Input & { blocking: BlockageEnd, blocked: BlockageEnd } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const [blocking, blocked] = await Promise.all([input.blocking, input.blocked].map(async (end) => {
+      if (end.type !== 'ISSUE') throw new Invalid('only issues block or are blocked here (type ISSUE)')
+      return (await writableIssue(ctx, end.id)).issue
+    }))
+    const ref = (issue: typeof blocking) => ({ repo_id: issue.repo_id, issue_number: issue.number })
+    const dependency = { blocking: ref(blocking), blocked: ref(blocked) }
+    await ctx.store.dependencies.create(dependency, (r) => ctx.readable.has(r), ctx.user)
+    const at = new Date(ctx.now()).toISOString()
+    const blockage = {
+      id: encodeId('IssueDependency', `${blocking.id}:${blocked.id}`),
+      blocking: await reread(ctx, blocking.id),
+      blocked: await reread(ctx, blocked.id),
+      createdAt: at,
+      updatedAt: at
+    }
+    return { clientMutationId: input.clientMutationId ?? null, blockage }
+  },
   ...issueWrites,
-  ...sprintWrites
+  ...sprintWrites,
+  ...labelWrites
 }
