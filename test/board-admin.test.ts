@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
-import { ADMIN_TOKEN, build, TOKENS, type App } from './helper.js'
+import { ADMIN_TOKEN, build, TOKENS, WS_OLD, type App } from './helper.js'
 
 // The Administration and Account views in a real browser, as a team lead sets up a team: one
 // lean flow (the CI's browser budget), axe-core on each view, the phone width, and every change
@@ -140,4 +140,21 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   await account.getByRole('button', { name: 'Revoke laptop' }).click()
   await account.getByRole('rowheader', { name: 'laptop' }).waitFor({ state: 'detached' })
   t.equal((await app.inject({ url: '/account', headers: { 'x-authentication-token': value } })).statusCode, 401, 'revoked: refused at once')
+
+  // Planning set-up from the workspace's Settings: sprints starting today make the current sprint active at once.
+  await page.goto(`${address}/?board=${WS_OLD}&view=settings`)
+  const sprints = page.getByRole('region', { name: 'Sprints' })
+  await sprints.getByLabel('Length in weeks').selectOption('1')
+  await sprints.getByLabel('Time zone').fill('Nowhere/Land')
+  await sprints.getByRole('button', { name: 'Save sprint settings' }).click()
+  t.equal(await sprints.getByLabel('Time zone').getAttribute('aria-invalid'), 'true', 'an unknown time zone is refused at its field')
+  await sprints.getByLabel('Time zone').fill('UTC')
+  await sprints.getByRole('button', { name: 'Save sprint settings' }).click()
+  await page.getByText(/Saved the sprint settings/).waitFor()
+  const active = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/sprints?state=active` })).json() as Array<{ name: string }>
+  t.equal(active.length, 1, 'the current sprint is active at once')
+  t.equal(await sideways(page), 0, 'Settings: no sideways scroll at 390 px')
+  t.same(await axe(page), [], 'axe: no serious or critical violation in Settings')
+  await page.getByRole('link', { name: 'Board', exact: true }).click()
+  t.match(await page.locator('label.select', { hasText: 'Sprint' }).locator('option').nth(1).textContent(), /\(current\)$/, 'first in the board\'s sprint filter')
 })

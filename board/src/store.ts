@@ -756,6 +756,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     toggleCollapsed,
     setView,
     setHostLabel,
+    /** Reads the workspace's sprints again (after its sprint settings changed). */
+    reloadSprints: async () => { if (state.choice !== null) await sprints(state.choice.workspace) },
     setBurndown,
     showBurndown,
     createIssue,

@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Pipeline } from '../model.js'
 import type { Store } from '../store.js'
+import { SprintSettings } from './settings-sprints.js'
 
 function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }) {
   const [text, setText] = useState(pipeline.host_label ?? '')
@@ -22,11 +23,12 @@ function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }
   </form>`
 }
 
-/** The workspace's settings: which issue-host label each pipeline writes (two-way sync). */
+/** The workspace's settings: its sprints, and which issue-host label each pipeline writes (two-way sync). */
 export function Settings ({ store }: { store: Store }) {
   const { state } = store
   const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
   return html`<section class="settings" aria-label="Settings">
+    <${SprintSettings} store=${store} />
     <h2>Pipeline labels on the issue host</h2>
     <p>
       A pipeline may name a label of the issue host. Moving a card into it puts that label on the
