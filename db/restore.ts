@@ -64,7 +64,11 @@ function * chunks<T> (rows: T[], size = 500): Generator<T[]> {
  * times and ids. Used inside the fixture loader's one transaction.
  */
 export function createRestoreRepository (db: Executor) {
+  /** Ids read ahead by `readAhead`, by `repo:number`: the issues stay put for the transaction. */
+  const known = new Map<string, number>()
   const issueId = async (ref: IssueRef, where: string): Promise<number> => {
+    const id = known.get(`${ref.repo_id}:${ref.issue_number}`)
+    if (id !== undefined) return id
     const row = await db.selectFrom('issues').select('id').where('repo_id', '=', ref.repo_id).where('number', '=', ref.issue_number).executeTakeFirst()
     if (row === undefined) throw new Invalid(`${where}: issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
     return Number(row.id)
@@ -72,6 +76,23 @@ export function createRestoreRepository (db: Executor) {
 
   return {
     issueId,
+
+    /** Reads the ids of many issues in a few statements, so `issueId` of them asks nothing. */
+    async readAhead (refs: IssueRef[]): Promise<void> {
+      const byRepo = new Map<number, Set<number>>()
+      for (const ref of refs) {
+        if (known.has(`${ref.repo_id}:${ref.issue_number}`)) continue
+        const numbers = byRepo.get(ref.repo_id) ?? new Set()
+        numbers.add(ref.issue_number)
+        byRepo.set(ref.repo_id, numbers)
+      }
+      for (const [repoId, numbers] of byRepo) {
+        for (const chunk of chunks([...numbers])) {
+          const rows = await db.selectFrom('issues').select(['id', 'number']).where('repo_id', '=', repoId).where('number', 'in', chunk).execute()
+          for (const row of rows) known.set(`${repoId}:${Number(row.number)}`, Number(row.id))
+        }
+      }
+    },
 
     async markRepository (repoId: number, change: { html_url?: string | null, placeholder?: boolean }): Promise<void> {
       await db.updateTable('repositories').set({
@@ -175,9 +196,9 @@ export function createRestoreRepository (db: Executor) {
 
     async makeEpic (id: number, children: number[]): Promise<void> {
       await db.updateTable('issues').set({ is_epic: 1 }).where('id', '=', id).execute()
-      for (const child of children) {
-        if (child === id) throw new Invalid('an epic cannot contain itself')
-        await db.insertInto('epic_issues').values({ epic_id: id, issue_id: child }).onConflict((oc) => oc.columns(['epic_id', 'issue_id']).doNothing()).execute()
+      if (children.includes(id)) throw new Invalid('an epic cannot contain itself')
+      for (const chunk of chunks(children)) {
+        await db.insertInto('epic_issues').values(chunk.map((child) => ({ epic_id: id, issue_id: child }))).onConflict((oc) => oc.columns(['epic_id', 'issue_id']).doNothing()).execute()
       }
     },
 

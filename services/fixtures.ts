@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { DomainError, Invalid } from '../db/errors.js'
 import { exportRecords, withSnapshot } from '../db/export.js'
+import { withLongDeadline } from '../db/engine/long-work.js'
 import { createRestoreRepository } from '../db/restore.js'
 import type { BulkIssue } from '../db/bulk-issues.js'
 import type { PlanningStore, StoreScope } from '../db/store.js'
@@ -65,6 +66,9 @@ async function at<T> (where: string, fn: () => Promise<T>): Promise<T> {
 
 /** Told after each batch of issues is written: how many of how many. */
 export type FixtureProgress = (done: number, total: number) => void
+
+/** How long a fixture's one transaction may take on PostgreSQL (SEED_FILE, admin import), beyond DATABASE_TIMEOUT_MS. */
+export const FIXTURE_TIMEOUT_MS = 10 * 60_000
 
 /** Issues per batch: each batch is checked, then written in a few multi-row statements. */
 const BATCH = 1000
@@ -135,6 +139,12 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
       await restore.addEvent(await restore.issueId({ repo_id: repoId, issue_number: number }, 'issue'), rest)
     })
   }
+  // The issues the epics, dependencies and sprints name, read in a few statements instead of one each.
+  await restore.readAhead([
+    ...(fixture.epics ?? []).flatMap((epic) => [epic, ...epic.issues]),
+    ...(fixture.dependencies ?? []).flatMap((d) => [d.blocking, d.blocked]),
+    ...(fixture.sprints ?? []).flatMap((plan) => plan.sprints.flatMap((sprint) => sprint.issues))
+  ])
   const epicEdges: Array<[number, number]> = []
   for (const [i, epic] of (fixture.epics ?? []).entries()) {
     await at(`epics[${i}]`, async () => {
@@ -241,7 +251,7 @@ function hasCycle (edges: Array<[number, number]>): boolean {
  */
 export async function loadFixture (store: PlanningStore | StoreScope, input: unknown, progress?: FixtureProgress): Promise<FixtureSummary> {
   const fixture = parseFixture(input)
-  if ('transaction' in store) return await store.transaction(async (tx) => await write(tx, fixture, progress))
+  if ('transaction' in store) return await withLongDeadline(FIXTURE_TIMEOUT_MS, async () => await store.transaction(async (tx) => await write(tx, fixture, progress)))
   return await write(store, fixture, progress)
 }
 

@@ -111,6 +111,14 @@ t.test(`${ENGINE}: the big-workspace generator (bench) at 200 issues is the same
   t.equal(sprints.reduce((n: number, s: { issues_total: number }) => n + s.issues_total, 0), shape.sprints * shape.sprintIssues)
 })
 
+t.test('PostgreSQL: a fixture\'s one transaction may outlast DATABASE_TIMEOUT_MS (each statement may not)', { skip: TEST_DATABASE_URL === undefined ? 'needs TEST_DATABASE_URL' : false }, async (t) => {
+  const app = await build(t, { fixture: null, databaseTimeoutMs: 1000 })
+  const started = performance.now()
+  const res = await app.admin({ method: 'POST', url: '/admin/import', payload: bigFixture(3000) })
+  t.equal(res.statusCode, 200, res.body)
+  t.ok(performance.now() - started > 1000, 'it took longer than the timeout')
+})
+
 // Several instances share one database only on PostgreSQL (README, "Scale out").
 t.test('PostgreSQL: two instances starting together on an empty database load the demo once', { skip: TEST_DATABASE_URL === undefined ? 'needs TEST_DATABASE_URL' : false }, async (t) => {
   const database = await ownDatabase(t, t.testdir({}))

@@ -3,6 +3,7 @@ import pg from 'pg'
 import { joinRoundTrips } from './postgres-round-trips.js'
 import { statementName } from './prepared.js'
 import type { Database } from '../schema.js'
+import { longDeadline } from './long-work.js'
 
 // BIGINT (ids, epoch milliseconds, counts) arrives as text by default; every value we keep fits
 // in a double, so take them as numbers, as SQLite gives them.
@@ -97,13 +98,14 @@ function checkOutWithDeadline (pool: pg.Pool, timeoutMs: number, deadlines: Weak
   const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown
   const bounded = (...args: unknown[]): unknown => {
     if (args.length > 0) return connect(...args)
-    const deadline = performance.now() + timeoutMs
+    const ms = longDeadline() ?? timeoutMs
+    const deadline = performance.now() + ms
     return new Promise<pg.PoolClient>((resolve, reject) => {
       let late = false
       const timer = setTimeout(() => {
         late = true
         reject(new Error('timeout exceeded when trying to connect'))
-      }, timeoutMs)
+      }, ms)
       ;(connect() as Promise<pg.PoolClient>).then((client) => {
         clearTimeout(timer)
         if (late) {

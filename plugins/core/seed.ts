@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { lockFor } from '../../db/engine/engine.js'
+import { withLongDeadline } from '../../db/engine/long-work.js'
 import type { Fixture } from '../../schemas/fixture.js'
 import { demoFixturePath, loadFixture, parseFixture, readFixtureFile, type FixtureProgress } from '../../services/fixtures.js'
 
@@ -51,7 +52,7 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
     fastify.log.info(`loading ${opts.seedFile === undefined ? 'the demo' : opts.seedFile}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} issues`)
   }
   if (fixture !== undefined) {
-    const loaded = await store.transaction(async (tx) => {
+    const loaded = await withLongDeadline(SEED_TIMEOUT_MS, async () => await store.transaction(async (tx) => {
       await lockFor(tx.db, 'planning-seed')
       if (!await tx.repositories.isEmpty()) return undefined
       const summary = await loadFixture(tx, fixture, progress)
@@ -60,7 +61,7 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
       const user = await tx.users.byLogin(login)
       const board = `${fastify.prefix}/p1/repositories/${fixture.repositories?.[0]?.id ?? 0}/board`
       return { summary, demo: user === undefined ? null : { login, token: await tx.users.regenerateToken(user.id), board } }
-    })
+    }))
     if (loaded !== undefined && opts.seedFile !== undefined) fastify.log.info({ summary: loaded.summary, file: opts.seedFile }, 'loaded seed fixture')
     demo = loaded?.demo ?? null
     if (demo !== null) announce(demo)
