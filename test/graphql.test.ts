@@ -57,6 +57,21 @@ t.test('CORS: a preflight asking for Authorization is answered for any origin, w
   t.equal(res.json().data.viewer.name, 'bob')
 })
 
+t.test('/graphiql: an explorer page, public, loading only this origin\'s own files', async (t) => {
+  const page = await app.inject({ url: '/graphiql' })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /text\/html/)
+  t.match(page.headers['content-security-policy'], /default-src 'none'; script-src 'self'/)
+  const refs = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1])
+  t.same(refs.sort(), ['graphiql/explorer.css', 'graphiql/explorer.js'])
+  for (const ref of refs) {
+    const asset = await app.inject({ url: `/${ref}` })
+    t.equal(asset.statusCode, 200, ref)
+    t.notMatch(asset.body, /https?:\/\//, `${ref} loads nothing from elsewhere`)
+  }
+  t.match((await app.inject({ url: '/graphiql/explorer.js' })).body, /public\/graphql/, 'it posts to this server\'s endpoint')
+})
+
 t.test('limits: depth, aliases and complexity are refused in validation, with no data', async (t) => {
   let deep = 'id'
   for (let i = 0; i < 30; i++) deep = `pipelineIssue(workspaceId: "x") { issue { ${deep} } }`

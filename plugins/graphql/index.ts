@@ -9,6 +9,7 @@ import { RATE_LIMITED } from '../core/rate-limit.js'
 import { errorReply } from '../core/errors.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
+import { explorerRoutes, isExplorerRoute } from './explorer.js'
 import { aliasLimit, complexityLimit, MAX_DEPTH } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { mutationResolvers } from './resolvers/writes.js'
@@ -60,7 +61,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   // so a browser's ambient session is never usable cross-origin.
   const openCors = opts.corsConfigured !== true
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (request.method === 'OPTIONS') { done(); return }
+    if (request.method === 'OPTIONS' || isExplorerRoute(request.routeOptions.config)) { done(); return }
     fastify.planningAuth.requireSignedIn(request, reply, done)
   })
   if (openCors) {
@@ -98,6 +99,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       throw err
     }
   }
+  explorerRoutes(fastify)
   const schema = { hide: true, body: Body }
   fastify.post('/public/graphql', { schema }, handler)
   fastify.post('/public/graphql/', { schema }, handler)
