@@ -2,6 +2,7 @@ import { benchBigWorkspace } from './big-workspace.js'
 import { benchBoardPage } from './board-page.js'
 import { benchChat } from './chat.js'
 import { benchDependencies } from './dependencies.js'
+import { benchGraphql } from './graphql.js'
 import { benchImportTime } from './import-time.js'
 import { benchHttp, CONNECTIONS, httpTable, type HttpRow } from './http.js'
 import { benchMoves } from './moves.js'
@@ -26,6 +27,7 @@ if (rows.length > 0) {
   for (const line of httpTable(rows, rounds)) console.log(line)
   console.log('')
 }
+if (wanted('graphql')) print(await benchGraphql(seconds, rounds))
 if (wanted('import')) print(benchImportTime())
 if (wanted('moves')) print(await benchMoves())
 if (wanted('dependencies')) print(await benchDependencies())
