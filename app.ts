@@ -25,6 +25,7 @@ import domainEventsPlugin from './plugins/core/domain-events.js'
 import epicsPlugin from './plugins/epics.js'
 import healthPlugin from './plugins/core/health.js'
 import hostsPlugin, { type HostOptions } from './plugins/core/hosts.js'
+import mailPlugin from './plugins/core/mail.js'
 import metricsPlugin from './plugins/core/metrics.js'
 import errorsPlugin, { closeAfterUnreadBody, errorReply, notFound } from './plugins/core/errors.js'
 import issuesPlugin from './plugins/issues.js'
@@ -215,6 +216,7 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     sessions: { idleMs: signIn.sessionIdleMinutes * 60_000, maxMs: signIn.sessionMaxDays * 86_400_000 },
     publicOrigin: signIn.publicUrl === undefined ? undefined : new URL(signIn.publicUrl).origin
   })
+  await fastify.register(mailPlugin, { url: signIn.mail?.url, from: signIn.mail?.from, publicUrl: signIn.publicUrl })
   await fastify.register(signInUpkeepPlugin, { auditDays: signIn.auditDays, sessionIdleMs: signIn.sessionIdleMinutes * 60_000 })
   await fastify.register(readCachePlugin, { direct: opts.directReads === true, megabytes: opts.readCacheMb, front: (opts as InternalOptions).front })
   // Before the rate limit: its onSend must see a 304 to leave it uncounted.

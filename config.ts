@@ -46,7 +46,9 @@ export const EnvSchema = Type.Object({
   OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   OIDC_SCOPES: Type.String({ pattern: '(^|\\s)openid(\\s|$)', maxLength: 500, default: 'openid profile email' }),
-  OIDC_LINK_BY_EMAIL: Type.Boolean({ default: false })
+  OIDC_LINK_BY_EMAIL: Type.Boolean({ default: false }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$', maxLength: 1000 })),
+  SMTP_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 300 }))
 })
 
 export type Env = Static<typeof EnvSchema>
@@ -119,6 +121,8 @@ export interface SignInConfig {
   /** OpenID Connect; none: no OpenID sign-in */
   oidc?: { issuer: string, clientId: string, clientSecret: string, scopes: string }
   oidcLinkByEmail: boolean
+  /** SMTP_URL and SMTP_FROM: invites with an email and reset links are mailed too; none: no mail */
+  mail?: { url: string, from?: string }
 }
 
 /** Socket limits of the HTTP server (docs/operations.md, "Security"). */
@@ -216,7 +220,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
       oidc: parsed.OIDC_ISSUER === undefined
         ? undefined
         : { issuer: parsed.OIDC_ISSUER, clientId: parsed.OIDC_CLIENT_ID!, clientSecret: parsed.OIDC_CLIENT_SECRET!, scopes: parsed.OIDC_SCOPES },
-      oidcLinkByEmail: parsed.OIDC_LINK_BY_EMAIL
+      oidcLinkByEmail: parsed.OIDC_LINK_BY_EMAIL,
+      mail: parsed.SMTP_URL === undefined ? undefined : { url: parsed.SMTP_URL, from: parsed.SMTP_FROM }
     },
     limits: {
       maxConnections: parsed.MAX_CONNECTIONS,

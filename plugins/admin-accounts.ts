@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { LoginParams, type ErrorBody } from '../schemas/common.js'
 import { ResetLink } from '../schemas/invites.js'
 import { createAccountOperations } from '../services/accounts.js'
+import { mailIfPossible } from '../services/mail.js'
 import { absoluteUrl } from './invites.js'
 
 /** Password resets without mail (docs/sign-in.md, "Invites and resets"): a one-use link for 24 hours, passed on by hand. */
@@ -28,7 +29,12 @@ const adminAccounts: FastifyPluginAsyncTypebox<AdminAccountsOptions> = async (fa
   }, async (request, reply) => {
     const made = await ops.createReset(request.params.login, opts.actorOf(request))
     const url = absoluteUrl(request, opts.publicUrl, `${base}/reset/${made.token}`)
-    return await reply.status(201).send({ url, expires_at: new Date(made.link.expires_at).toISOString() })
+    const email = (await fastify.planningStore.accounts.byLogin(made.user.login))?.email ?? null
+    const mail = email === null
+      ? undefined
+      : { to: email, subject: 'Set a new password', text: `Open this link to set a new password for ${made.user.login} (it works once, for 24 hours):\n${url}\n` }
+    const mailed = await mailIfPossible(fastify.planningMail, mail, (m) => { request.log.warn(m) })
+    return await reply.status(201).send({ url, expires_at: new Date(made.link.expires_at).toISOString(), ...mailed })
   })
 }
 

@@ -22,7 +22,12 @@ export const Invite = Type.Object({
   created_at: Type.String(),
   expires_at: Type.String()
 })
-export const NewInvite = Type.Intersect([Invite, Type.Object({ url: Type.String({ description: 'the link to pass on, shown in this answer only' }) })])
+/** Whether the link was mailed too (SMTP_URL set and an address known), and why not when sending failed. */
+export const Mailed = {
+  mailed: Type.Boolean({ description: 'mailed to the address too (SMTP_URL set)' }),
+  mail_error: Type.Optional(Type.String({ description: 'why the mail was not sent; the link works all the same' }))
+}
+export const NewInvite = Type.Intersect([Invite, Type.Object({ url: Type.String({ description: 'the link to pass on, shown in this answer only' }), ...Mailed })])
 export const InvitesQuery = Type.Object({ workspace_id: ObjectId })
 export const InviteParams = Type.Object({ id: ObjectId })
 
@@ -32,7 +37,7 @@ export const ResetBody = Type.Object({ token: LinkToken, password: Password }, {
 export const SetupBody = Type.Object({
   token: LinkToken, login: Login, email: Type.Optional(Type.Union([Email, Type.Null()])), password: Password
 }, { additionalProperties: false })
-export const ResetLink = Type.Object({ url: Type.String({ description: 'shown in this answer only' }), expires_at: Type.String() })
+export const ResetLink = Type.Object({ url: Type.String({ description: 'shown in this answer only' }), expires_at: Type.String(), ...Mailed })
 
 /** What the pages' forms send (checked by the operations, so a refusal is shown next to its field). */
 export const FormBody = Type.Object({

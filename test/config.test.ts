@@ -30,7 +30,7 @@ t.test('defaults match the configuration table (docs/operations.md)', async (t) 
     corsOrigins: undefined,
     metricsToken: undefined,
     trustProxy: false,
-    signIn: { publicUrl: undefined, auditDays: 365, sessionIdleMinutes: 1440, sessionMaxDays: 30, signup: 'closed', oidc: undefined, oidcLinkByEmail: false },
+    signIn: { publicUrl: undefined, auditDays: 365, sessionIdleMinutes: 1440, sessionMaxDays: 30, signup: 'closed', oidc: undefined, oidcLinkByEmail: false, mail: undefined },
     limits: { maxConnections: 1000, requestTimeoutMs: 30000, headersTimeoutMs: 10000, keepAliveTimeoutMs: 5000 }
   })
 })
@@ -112,4 +112,6 @@ t.test('sign-in settings are checked together', async (t) => {
   t.throws(() => loadConfig({ SIGNUP: 'everyone' }), /SIGNUP must be one of closed, open/)
   t.equal(loadConfig({ SIGNUP: 'host' }).signIn.signup, 'host', 'SIGNUP=host: collaborators of connected repositories, through the issue host')
   t.throws(() => loadConfig({ AUDIT_DAYS: '0' }), /AUDIT_DAYS/)
+  t.same(loadConfig({ SMTP_URL: 'smtps://u:p@mail.example.com:465', SMTP_FROM: 'team@example.com' }).signIn.mail, { url: 'smtps://u:p@mail.example.com:465', from: 'team@example.com' })
+  t.throws(() => loadConfig({ SMTP_URL: 'mail.example.com' }), /SMTP_URL must match pattern/)
 })

@@ -1,5 +1,7 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
+import { once } from 'node:events'
+import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { SetupLink } from '../app.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
@@ -166,4 +168,73 @@ t.test('first start: a setup link while no administrator exists, a new one each 
   t.equal((await form('login=late&password=late-password-1')).statusCode, 410)
   const third = await start()
   t.equal(third.link, undefined, 'no link once an administrator exists')
+})
+
+/** A minimal SMTP server on 127.0.0.1 keeping each message it takes (no TLS, no auth). */
+async function smtpServer (t: Parameters<typeof build>[0]): Promise<{ port: number, mails: Array<{ to: string, body: string }> }> {
+  const mails: Array<{ to: string, body: string }> = []
+  const server = createServer((socket) => {
+    let buffer = ''
+    let body: string[] | null = null
+    let to = ''
+    socket.write('220 test ESMTP\r\n')
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('utf8')
+      for (let at = buffer.indexOf('\r\n'); at >= 0; at = buffer.indexOf('\r\n')) {
+        const line = buffer.slice(0, at)
+        buffer = buffer.slice(at + 2)
+        if (body !== null) {
+          if (line === '.') {
+            // Quoted-printable soft breaks undone, so a long link reads whole.
+            mails.push({ to, body: body.join('\n').replace(/=\n/g, '').replace(/=3D/g, '=') })
+            body = null
+            socket.write('250 queued\r\n')
+          } else body.push(line)
+          continue
+        }
+        const verb = line.slice(0, 4).toUpperCase()
+        if (verb === 'RCPT') to = /<([^>]*)>/.exec(line)?.[1] ?? ''
+        if (verb === 'DATA') { body = []; socket.write('354 go on\r\n') } else if (verb === 'QUIT') socket.end('221 bye\r\n')
+        else socket.write('250 ok\r\n')
+      }
+    })
+    socket.on('error', () => {})
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.close() })
+  return { port: (server.address() as AddressInfo).port, mails }
+}
+
+t.test('with SMTP_URL, invites with an email and reset links are mailed too; a mail that fails still answers the link', async (t) => {
+  const smtp = await smtpServer(t)
+  const a = await build(t, { signIn: { publicUrl: PUBLIC_URL, mail: { url: `smtp://127.0.0.1:${smtp.port}`, from: 'planning@planning.test' } } })
+  t.equal((await a.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true, email: 'alice@example.com' } })).statusCode, 200)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'write', email: 'erin@example.com' } })).json()
+  t.match(invite, { mailed: true })
+  t.equal(smtp.mails.length, 1)
+  t.equal(smtp.mails[0].to, 'erin@example.com')
+  t.match(smtp.mails[0].body, /From: planning@planning\.test/)
+  t.match(smtp.mails[0].body, /Subject: You are invited to Engineering/)
+  t.ok(smtp.mails[0].body.includes(invite.url), 'the link in the mail')
+  t.match((await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'read' } })).json(), { mailed: false }, 'no email: no mail')
+  t.equal(smtp.mails.length, 1)
+
+  const reset = (await a.as('alice', { method: 'POST', url: '/admin/users/alice/password-reset' })).json()
+  t.match(reset, { mailed: true })
+  t.equal(smtp.mails[1].to, 'alice@example.com')
+  t.ok(smtp.mails[1].body.includes(reset.url), 'the reset link in the mail')
+  t.match((await a.as('alice', { method: 'POST', url: '/admin/users/bob/password-reset' })).json(), { mailed: false }, 'bob has no email')
+})
+
+t.test('a mail server that does not answer: the invite is made and says the mail was not sent', async (t) => {
+  const closed = createServer()
+  closed.listen(0, '127.0.0.1')
+  await once(closed, 'listening')
+  const port = (closed.address() as AddressInfo).port
+  closed.close()
+  const a = await build(t, { signIn: { publicUrl: PUBLIC_URL, mail: { url: `smtp://127.0.0.1:${port}` } } })
+  const made = await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'read', email: 'x@example.com' } })
+  t.equal(made.statusCode, 201)
+  t.match(made.json(), { mailed: false, mail_error: /the mail was not sent .*pass the link on by hand/, url: /\/invite\// })
 })

@@ -14,7 +14,7 @@ const message = (err: unknown) => err instanceof Error ? err.message : String(er
 function InviteDialog ({ data, context, onClose }: { data: AdminData, context: AdminContext, onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null)
   const form = useErrors()
-  const [link, setLink] = useState<{ url: string, expires_at: string } | null>(null)
+  const [link, setLink] = useState<{ url: string, expires_at: string, email?: string | null, mailed?: boolean, mail_error?: string } | null>(null)
   const [busy, setBusy] = useState(false)
   useEffect(() => { if (dialog.current !== null && !dialog.current.open) dialog.current.showModal() }, [])
   const submit = async (e: SubmitEvent) => {
@@ -32,7 +32,7 @@ function InviteDialog ({ data, context, onClose }: { data: AdminData, context: A
     }
     setBusy(true)
     try {
-      const made = await context.client.send<{ url: string, expires_at: string }>('POST', '/invites', { workspace_id: workspaceId, permission: String(fields.get('permission')), ...(email === '' ? {} : { email }) })
+      const made = await context.client.send<{ url: string, expires_at: string, email?: string | null, mailed?: boolean, mail_error?: string }>('POST', '/invites', { workspace_id: workspaceId, permission: String(fields.get('permission')), ...(email === '' ? {} : { email }) })
       if (made !== undefined) setLink(made)
       form.clear()
       context.say('Made an invite link.')
@@ -63,7 +63,8 @@ function InviteDialog ({ data, context, onClose }: { data: AdminData, context: A
         <div class="row"><button type="submit" class="primary" disabled=${busy}>Make the invite link</button></div>
       </form>`
       : html`<div class="stack"><${ShownOnce} id="invite-link" label="Invite link" value=${link.url} />
-        <p class="hint">It works once, until ${when(link.expires_at)}.</p></div>`}
+        <p class="hint">It works once, until ${when(link.expires_at)}.${link.mailed === true ? ` It was mailed to ${link.email ?? ''} too.` : ''}</p>
+        ${link.mail_error !== undefined && html`<p class="field-error" role="alert">${link.mail_error}</p>`}</div>`}
   </dialog>`
 }
 

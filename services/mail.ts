@@ -1,0 +1,40 @@
+/** One message out: to whom, about what, plain text. */
+export interface Mail { to: string, subject: string, text: string }
+
+/** Sends mail through SMTP_URL (docs/sign-in.md, "Mail"); `send` resolves once the server took it, or rejects saying why. */
+export interface Mailer { send: (mail: Mail) => Promise<void>, close: () => void }
+
+/**
+ * A mailer for `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://…` (TLS from the
+ * start). nodemailer is imported on the first message, so a server without mail never loads it.
+ */
+export function createMailer (url: string, from: string, timeoutMs = 10_000): Mailer {
+  let transport: Promise<{ sendMail: (m: Mail & { from: string }) => Promise<unknown>, close: () => void }> | undefined
+  const open = async () => {
+    const nodemailer = await import('nodemailer')
+    return nodemailer.createTransport({ url, connectionTimeout: timeoutMs, greetingTimeout: timeoutMs, socketTimeout: timeoutMs })
+  }
+  return {
+    async send (mail) {
+      transport ??= open()
+      await (await transport).sendMail({ ...mail, from })
+    },
+    close () { transport?.then((t) => { t.close() }).catch(() => {}) }
+  }
+}
+
+/** What an answer that made a link says of its mail: `mailed`, and why not when sending failed. */
+export interface MailOutcome { mailed: boolean, mail_error?: string }
+
+/** Mails the message when a mailer and an address are there; a failure is told (the link was made all the same), never thrown. */
+export async function mailIfPossible (mailer: Mailer | null, mail: Mail | undefined, warn: (msg: string) => void): Promise<MailOutcome> {
+  if (mailer === null || mail === undefined) return { mailed: false }
+  try {
+    await mailer.send(mail)
+    return { mailed: true }
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err)
+    warn(`mail to ${mail.to} not sent: ${why}`)
+    return { mailed: false, mail_error: `the mail was not sent (${why}); pass the link on by hand` }
+  }
+}
