@@ -1,4 +1,4 @@
-import { Octokit } from '@octokit/rest'
+import type { Octokit } from '@octokit/rest'
 import type { FastifyBaseLogger } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -140,6 +140,8 @@ export class Importer {
     const progress = async (change: ImportChange): Promise<void> => {
       if (!await connections.updateImport(start.id, change, this.owner)) throw new LeaseLost()
     }
+    // Octokit is imported by the first import, not when the server starts.
+    const { Octokit } = await import('@octokit/rest')
     const octokit = new Octokit({
       baseUrl: connection.api_url.replace(/\/$/, ''),
       ...(connection.token === null ? {} : { auth: connection.token }),

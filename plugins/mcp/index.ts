@@ -1,6 +1,5 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TObject } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
@@ -15,6 +14,17 @@ export interface McpPluginOptions {
 }
 
 const VERSION = '1.0.0'
+
+/** The MCP SDK (with zod), imported at the first MCP request, not when the server starts. */
+async function loadSdk () {
+  const [{ Server }, { WebStandardStreamableHTTPServerTransport }, { CallToolRequestSchema, ListToolsRequestSchema }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js')
+  ])
+  return { Server, WebStandardStreamableHTTPServerTransport, CallToolRequestSchema, ListToolsRequestSchema }
+}
+let sdk: ReturnType<typeof loadSdk> | undefined
 
 /** A tool's answer: the result as text (for any client) and as structured content. */
 const answer = (result: Record<string, unknown>): CallToolResult => ({
@@ -63,7 +73,8 @@ const mcp: FastifyPluginAsync<McpPluginOptions> = async (fastify, opts) => {
     }
   }
 
-  const serverFor = (ctx: ToolContext): Server => {
+  const serverFor = async (ctx: ToolContext): Promise<Server> => {
+    const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await (sdk ??= loadSdk())
     const server = new Server({ name: 'planning-api-server', version: VERSION }, {
       capabilities: { tools: {} },
       instructions: 'Plan work on this server\'s boards: list_workspaces first, then read with get_board, search_issues and get_issue; change with move_issue, set_estimate, create_issue, close_issue and add_dependency.'
@@ -74,7 +85,8 @@ const mcp: FastifyPluginAsync<McpPluginOptions> = async (fastify, opts) => {
   }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const server = serverFor({ fastify: fastify as FastifyInstance, request, now })
+    const server = await serverFor({ fastify: fastify as FastifyInstance, request, now })
+    const { WebStandardStreamableHTTPServerTransport } = await (sdk ??= loadSdk())
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
     await server.connect(transport)
     try {

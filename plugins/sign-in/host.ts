@@ -1,5 +1,4 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import * as client from 'openid-client'
 import type { Connection } from '../../db/issue-host/connections.js'
 import { HostOAuthToken, HostOAuthUser } from '../../schemas/sign-in.js'
 import type { HostFetch } from '../../services/host-fetch.js'
@@ -61,6 +60,8 @@ export function hostOAuth (fetchHost: HostFetch) {
   return {
     /** The host's authorization URL, with what the callback needs to finish. */
     async start (connection: Connection, redirectUri: string): Promise<{ url: string, state: string, codeVerifier: string }> {
+      // openid-client is imported at the first sign-in, not when the server starts.
+      const client = await import('openid-client')
       const state = client.randomState()
       const codeVerifier = client.randomPKCECodeVerifier()
       const url = new URL(`${web(connection)}/login/oauth/authorize`)

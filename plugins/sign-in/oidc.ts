@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import * as client from 'openid-client'
+import type * as OpenId from 'openid-client'
 import { isLoopbackUrl } from '../../config.js'
 
 export interface OidcSettings { issuer: string, clientId: string, clientSecret: string, scopes: string }
@@ -36,8 +36,10 @@ export function oidcClient (settings: OidcSettings, redirectUri: string, log: Fa
     if (!isLoopbackUrl(settings.issuer)) throw new Error('OIDC_ISSUER must be https:// (http:// only on a loopback address)')
     log.warn({ issuer: settings.issuer }, 'OpenID provider reached over plain http:// (allowed on a loopback address only; use https:// in production)')
   }
-  let configuration: Promise<client.Configuration> | undefined
-  const configured = async (): Promise<client.Configuration> => {
+  let configuration: Promise<OpenId.Configuration> | undefined
+  const configured = async (): Promise<OpenId.Configuration> => {
+    // openid-client is imported at the first sign-in, not when the server starts.
+    const client = await import('openid-client')
     configuration ??= client.discovery(new URL(settings.issuer), settings.clientId, settings.clientSecret, undefined, {
       timeout: TIMEOUT_SECONDS, ...(insecure ? { execute: [client.allowInsecureRequests] } : {})
     }).then((config) => {
@@ -57,6 +59,7 @@ export function oidcClient (settings: OidcSettings, redirectUri: string, log: Fa
     /** The provider's authorization URL, and what the callback needs to check its answer. */
     async start (): Promise<{ url: string, state: string, nonce: string, codeVerifier: string }> {
       const config = await configured()
+      const client = await import('openid-client')
       const codeVerifier = client.randomPKCECodeVerifier()
       const state = client.randomState()
       const nonce = client.randomNonce()
@@ -74,6 +77,7 @@ export function oidcClient (settings: OidcSettings, redirectUri: string, log: Fa
     /** Exchanges the code (the query of the callback) and checks the ID token. */
     async finish (query: string, expected: { state: string, nonce: string, codeVerifier: string }): Promise<OidcIdentity> {
       const config = await configured()
+      const client = await import('openid-client')
       const current = new URL(redirectUri)
       current.search = query
       let tokens
@@ -82,7 +86,7 @@ export function oidcClient (settings: OidcSettings, redirectUri: string, log: Fa
           pkceCodeVerifier: expected.codeVerifier, expectedState: expected.state, expectedNonce: expected.nonce, idTokenExpected: true
         })
       } catch (err) {
-        throw new OidcRefused(reasonOf(err))
+        throw new OidcRefused(reasonOf(err, client))
       }
       const claims = tokens.claims()
       if (claims === undefined) throw new OidcRefused('the provider sent no ID token')
@@ -94,7 +98,7 @@ export function oidcClient (settings: OidcSettings, redirectUri: string, log: Fa
 }
 
 /** A short reason for a failed exchange, from the error's code only (never the provider's whole answer). */
-function reasonOf (err: unknown): string {
+function reasonOf (err: unknown, client: typeof OpenId): string {
   if (err instanceof client.AuthorizationResponseError || err instanceof client.ResponseBodyError) {
     return `the provider refused: ${/^[a-z_]{1,40}$/.test(err.error) ? err.error : 'error'}`
   }
