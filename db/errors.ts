@@ -3,7 +3,7 @@
  * each to its status (docs/api.md, "Conventions"); the message is for the client.
  */
 export class DomainError extends Error {
-  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409 | 410 | 502 | 504) {
+  constructor (message: string, readonly statusCode: 400 | 403 | 404 | 409 | 410 | 502 | 503 | 504) {
     super(message)
     this.name = new.target.name
   }
@@ -37,4 +37,9 @@ export class Forbidden extends DomainError {
 /** An issue host refused or could not be reached, so nothing was changed (502; 504 when it timed out). */
 export class HostUnavailable extends DomainError {
   constructor (message: string, timedOut = false) { super(message, timedOut ? 504 : 502) }
+}
+
+/** A stored secret this server cannot open (SECRET_KEY is not the key it was sealed with): 503, saying so. */
+export class SecretUnreadable extends DomainError {
+  constructor (message: string) { super(message, 503) }
 }

@@ -32,6 +32,8 @@ export interface Database extends ChatBotTables {
   chat_events: ChatEventsTable
   change_counter: ChangeCounterTable
   connections: ConnectionsTable
+  /** SECRET_KEY's check value: a known text sealed with it (db/sealed-secrets.ts) */
+  key_check: { id: number, sealed: string }
   connection_deliveries: ConnectionDeliveriesTable
   connection_delivery_log: ConnectionDeliveryLogTable
   imports: ImportsTable

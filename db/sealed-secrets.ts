@@ -61,3 +61,34 @@ export async function requireKeyForSealed (db: Executor, box: SecretBox): Promis
     throw new Error(`stored secrets are encrypted: set SECRET_KEY to the key they were encrypted with (${SECRET_KEY_HINT} only for a new installation)`)
   }
 }
+
+const KEY_CHECK_TEXT = 'planning-api key check'
+const KEY_CHECK_CONTEXT = 'key_check:1'
+
+/**
+ * SECRET_KEY is the database's key: the check value sealed at the first start with a key opens with
+ * it (or with SECRET_KEY_PREVIOUS during a rotation, then it is sealed again with the new key). The
+ * first start with a key stores it. Throws, naming the variables, when the key does not open it; the
+ * server and the admin CLI then refuse to start. Without SECRET_KEY nothing is checked here
+ * (`requireKeyForSealed` refuses a start that needs one).
+ */
+export async function checkSecretKey (db: Executor, box: SecretBox): Promise<void> {
+  if (!box.canSeal) return
+  let row = await db.selectFrom('key_check').select('sealed').where('id', '=', 1).executeTakeFirst()
+  if (row === undefined) {
+    // Two instances starting together: the first one's row stays, and this one checks against it.
+    await db.insertInto('key_check').values({ id: 1, sealed: box.seal(KEY_CHECK_TEXT, KEY_CHECK_CONTEXT) }).onConflict((oc) => oc.column('id').doNothing()).execute()
+    row = await db.selectFrom('key_check').select('sealed').where('id', '=', 1).executeTakeFirstOrThrow()
+  }
+  let opened: string | undefined
+  try {
+    opened = box.open(row.sealed, KEY_CHECK_CONTEXT)
+  } catch {}
+  if (opened !== KEY_CHECK_TEXT) {
+    throw new Error('SECRET_KEY is not this database\'s key: its secrets were sealed with a key that is neither SECRET_KEY nor SECRET_KEY_PREVIOUS. ' +
+      'Set SECRET_KEY to that key (to rotate: SECRET_KEY the new key and SECRET_KEY_PREVIOUS that one)')
+  }
+  if (box.stale(row.sealed)) {
+    await db.updateTable('key_check').set({ sealed: box.seal(KEY_CHECK_TEXT, KEY_CHECK_CONTEXT) }).where('id', '=', 1).where('sealed', '=', row.sealed).execute()
+  }
+}

@@ -9,7 +9,7 @@ import { DomainEvents } from './domain-events.js'
 import { createEpicsRepository } from './epics.js'
 import { createIssuesRepository } from './issues.js'
 import { migrate } from './engine/migrations/index.js'
-import { sealStoredSecrets } from './sealed-secrets.js'
+import { checkSecretKey, sealStoredSecrets } from './sealed-secrets.js'
 import { createMilestonesRepository } from './milestones.js'
 import { createPipelineRemoval } from './pipeline-removal.js'
 import { createOidcIdentitiesRepository } from './sign-in/oidc-identities.js'
@@ -79,6 +79,7 @@ export async function openSqliteStore (
   const { db } = sqliteKysely(database)
   try {
     await migrate(db, 'sqlite')
+    await checkSecretKey(db, secrets)
     await sealStoredSecrets(db, secrets)
   } catch (err) {
     await db.destroy()

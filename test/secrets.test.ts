@@ -126,6 +126,42 @@ t.test('plaintext from before SECRET_KEY is sealed at the next start; a rotation
   t.equal(await ping(rotated, 'aaaaaaaaaaaaaaaaaaaaaaaa', 'old-plain-secret-value'), 200, 'the old key is no longer needed')
 })
 
+t.test('SECRET_KEY must be the database\'s key: the check value stored at the first start refuses another key, in the server and in the CLI', async (t) => {
+  const file = join(t.testdir({}), 'planning.db')
+  const first = await build(t, { database: file, fixture: null })
+  await first.close()
+  t.equal(stored(file).connections.length, 0, 'no secret stored yet: only the check value')
+  const { runAdminCommand } = await import('../cli/admin.js')
+  const refusal = /SECRET_KEY is not this database's key: its secrets were sealed with a key that is neither SECRET_KEY nor SECRET_KEY_PREVIOUS/
+  await t.rejects(build(t, { database: file, fixture: null, secretKey: OTHER_KEY }), refusal, 'the server refuses another key')
+  await t.rejects(runAdminCommand(file, ['connect', 'github'], () => {}, { config: { secretKey: OTHER_KEY }, tokens: { env: { HOST_TOKEN: 'ghp_x' }, stdin: process.stdin } }), refusal, 'so does the CLI, before storing anything')
+  t.equal(stored(file).connections.length, 0)
+  const rotating = await build(t, { database: file, fixture: null, secretKey: OTHER_KEY, previousSecretKey: SECRET_KEY })
+  await rotating.close()
+  const rotated = await build(t, { database: file, fixture: null, secretKey: OTHER_KEY })
+  await rotated.close()
+  await t.rejects(build(t, { database: file, fixture: null }), refusal, 'after a rotation the old key alone is refused')
+})
+
+t.test('a stored secret that does not open answers 503 saying so, not 500', async (t) => {
+  const file = join(t.testdir({}), 'planning.db')
+  const app = await build(t, { database: file })
+  const made = (await app.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', token: 'ghp_x', secret: 'a-webhook-secret-of-20' } })).json()
+  // As a CLI with another key stored it before the key check existed.
+  write(file, 'UPDATE connections SET secret = ? WHERE id = ?', SecretBox.fromStrings(OTHER_KEY).seal('a-webhook-secret-of-20', `connections.secret:${String(made.id)}`), made.id)
+  const body = JSON.stringify({ zen: 'z', hook_id: 1 })
+  const res = await app.inject({
+    method: 'POST',
+    url: `/integrations/${String(made.id)}/webhook`,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'ping', 'x-github-delivery': 'd-unreadable', 'x-hub-signature-256': sign(body, 'a-webhook-secret-of-20') },
+    payload: body
+  })
+  t.equal(res.statusCode, 503)
+  t.match(res.json(), { statusCode: 503, message: 'a stored secret is encrypted with a key that is neither SECRET_KEY nor SECRET_KEY_PREVIOUS' })
+  const listed = await app.admin({ url: `/admin/connections/${String(made.id)}` })
+  t.not(listed.statusCode, 500, `reading the connection: ${listed.statusCode}`)
+})
+
 t.test('the CLI connect takes the token from HOST_TOKEN or standard input and validates like the API', async (t) => {
   const { runAdminCommand } = await import('../cli/admin.js')
   const database = join(t.testdir({}), 'planning.db')

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { Invalid } from '../errors.js'
+import { Invalid, SecretUnreadable } from '../errors.js'
 
 /** Stored values that start with this are ciphertext; anything else is a plaintext value from before SECRET_KEY. */
 export const SEALED_PREFIX = 'enc:v1:'
@@ -62,15 +62,19 @@ export class SecretBox {
     const [id, data] = stored.slice(SEALED_PREFIX.length).split(':')
     const key = this.keys.get(id)
     if (key === undefined) {
-      throw new Error(this.current === undefined
+      throw new SecretUnreadable(this.current === undefined
         ? 'a stored secret is encrypted but SECRET_KEY is not set'
         : 'a stored secret is encrypted with a key that is neither SECRET_KEY nor SECRET_KEY_PREVIOUS')
     }
-    const raw = Buffer.from(data ?? '', 'base64url')
-    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
-    decipher.setAAD(Buffer.from(context))
-    decipher.setAuthTag(raw.subarray(12, 28))
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
+    try {
+      const raw = Buffer.from(data ?? '', 'base64url')
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12))
+      decipher.setAAD(Buffer.from(context))
+      decipher.setAuthTag(raw.subarray(12, 28))
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
+    } catch {
+      throw new SecretUnreadable('a stored secret does not open with SECRET_KEY (altered, or moved from another row)')
+    }
   }
 
   /** Whether a stored value should be sealed again: plaintext, or sealed with the previous key. */

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely'
 import { migrate, type Engine } from '../../db/engine/migrations/index.js'
 import { postgresKysely, type PostgresOptions } from '../../db/engine/postgres.js'
 import type { Database } from '../../db/schema.js'
-import { requireKeyForSealed, sealStoredSecrets } from '../../db/sealed-secrets.js'
+import { checkSecretKey, requireKeyForSealed, sealStoredSecrets } from '../../db/sealed-secrets.js'
 import { SecretBox } from '../../db/engine/secret-box.js'
 import { sqliteKysely, type SqliteHandle } from '../../db/engine/sqlite.js'
 import { sqliteVersionReader } from '../../db/engine/sqlite-version.js'
@@ -95,6 +95,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   try {
     await migrateOutsideTimeouts(db, engine, opts)
     await requireKeyForSealed(db, secrets)
+    await checkSecretKey(db, secrets)
     const sealed = await sealStoredSecrets(db, secrets)
     if (sealed > 0) fastify.log.info({ sealed }, 'stored secrets encrypted with SECRET_KEY')
   } catch (err) {

@@ -19,6 +19,7 @@ import { hostSignInMigration } from './host-sign-in.js'
 import { upgradeLinksMigration } from './upgrade-links.js'
 import { accountsMigration } from './accounts.js'
 import { stableIdsMigration } from './stable-ids.js'
+import { keyCheckMigration } from './key-check.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -46,7 +47,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '020-accounts': accountsMigration(engine),
     '021-upgrade-links': upgradeLinksMigration(),
     '022-delivery-log': deliveryLogMigration(engine),
-    '023-stable-ids': stableIdsMigration(engine)
+    '023-stable-ids': stableIdsMigration(engine),
+    '024-key-check': keyCheckMigration()
   }
 }
 
