@@ -154,3 +154,24 @@ t.test('createBlockage is POST /p1/dependencies; labels and assignees added and 
   t.equal((await gql(app, 'carol', `mutation { addLabelsToIssues(input: { issueIds: ["${five}"], labelInfos: [{ name: "x" }] }) { successCount } }`)).errors![0].extensions.code, 'FORBIDDEN')
   t.equal((await gql(app, 'bob', `mutation { addLabelsToIssues(input: { issueIds: ["${five}"] }) { successCount } }`)).errors![0].extensions.code, 'BAD_USER_INPUT')
 })
+
+t.test('movePipelineIssues: START, END, after and before, each a move of POST …/moves, in the REST board\'s order', async (t) => {
+  const pi = async (n: number): Promise<string> =>
+    (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: ${n}) { pipelineIssue(workspaceId: "${WS_NEW}") { id } } }`)).data.issueByInfo.pipelineIssue.id
+  const now = encodeId('Pipeline', P.now)
+  const order = async () => (await app.as('bob', { url: `/p2/workspaces/${WS_NEW}/repositories/${REPO}/board` })).json().pipelines.find((p: any) => p.id === P.now).issues.map((i: any) => i.issue_number)
+  const doc = `mutation($i: MovePipelineIssuesInput!) { movePipelineIssues(input: $i) { clientMutationId pipeline { name } pipelineIssues { pipeline { name } issue { number } } } }`
+  const first = await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(5), await pi(4)], position: 'START', clientMutationId: 'm' } })
+  t.same(first.data.movePipelineIssues, { clientMutationId: 'm', pipeline: { name: 'Now' }, pipelineIssues: [{ pipeline: { name: 'Now' }, issue: { number: 5 } }, { pipeline: { name: 'Now' }, issue: { number: 4 } }] })
+  t.same(await order(), [5, 4])
+  await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(1)], position: 'END' } })
+  await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(6)], afterPipelineIssueId: await pi(5) } })
+  const before = await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(2), await pi(3)], beforePipelineIssueId: await pi(1) } })
+  t.notOk(before.errors)
+  t.same(await order(), [5, 6, 4, 2, 3, 1])
+  const events = (await app.as('bob', { url: `/p1/repositories/${REPO}/issues/6/events` })).json()
+  t.match(events[0], { type: 'transferIssue', user_id: 2, to_pipeline: { name: 'Now' }, workspace_id: WS_NEW })
+  t.equal((await gql(app, 'carol', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(1)], position: 'START' } })).errors![0].extensions.code, 'FORBIDDEN')
+  t.equal((await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(1)], position: 'START', afterPipelineIssueId: await pi(5) } })).errors![0].extensions.code, 'BAD_USER_INPUT')
+  t.same(await order(), [5, 6, 4, 2, 3, 1], 'refusals moved nothing')
+})

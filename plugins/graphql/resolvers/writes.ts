@@ -5,6 +5,7 @@ import { mayWrite, reread, writableIssue, type Ctx, type Input } from './write-a
 import { issueWrites } from './writes-issues.js'
 import { sprintWrites } from './writes-sprints.js'
 import { labelWrites } from './writes-labels.js'
+import { boardWrites } from './writes-board.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
@@ -95,5 +96,6 @@ export const mutationResolvers = {
   },
   ...issueWrites,
   ...sprintWrites,
-  ...labelWrites
+  ...labelWrites,
+  ...boardWrites
 }
