@@ -160,7 +160,7 @@ t.test('movePipelineIssues: START, END, after and before, each a move of POST â€
     (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: ${n}) { pipelineIssue(workspaceId: "${WS_NEW}") { id } } }`)).data.issueByInfo.pipelineIssue.id
   const now = encodeId('Pipeline', P.now)
   const order = async () => (await app.as('bob', { url: `/p2/workspaces/${WS_NEW}/repositories/${REPO}/board` })).json().pipelines.find((p: any) => p.id === P.now).issues.map((i: any) => i.issue_number)
-  const doc = `mutation($i: MovePipelineIssuesInput!) { movePipelineIssues(input: $i) { clientMutationId pipeline { name } pipelineIssues { pipeline { name } issue { number } } } }`
+  const doc = 'mutation($i: MovePipelineIssuesInput!) { movePipelineIssues(input: $i) { clientMutationId pipeline { name } pipelineIssues { pipeline { name } issue { number } } } }'
   const first = await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(5), await pi(4)], position: 'START', clientMutationId: 'm' } })
   t.same(first.data.movePipelineIssues, { clientMutationId: 'm', pipeline: { name: 'Now' }, pipelineIssues: [{ pipeline: { name: 'Now' }, issue: { number: 5 } }, { pipeline: { name: 'Now' }, issue: { number: 4 } }] })
   t.same(await order(), [5, 4])
