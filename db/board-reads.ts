@@ -23,6 +23,12 @@ export function createBoardReads (db: Executor) {
       return rows.map((r) => ({ repo_id: Number(r.repo_id), issue_number: Number(r.number) }))
     },
 
+    /** How many closed issues the repository holds. */
+    async closedCount (repoId: number): Promise<number> {
+      const row = await db.selectFrom('issues').select((eb) => eb.fn.countAll().as('n')).where('repo_id', '=', repoId).where('state', '=', 'closed').executeTakeFirst()
+      return Number(row?.n ?? 0)
+    },
+
     /** Closed issues numbered below `before` (all when undefined), highest number first, at most `limit`. */
     async closed (repoId: number, limit: number, before?: number): Promise<ClosedIssueRow[]> {
       let query = db.selectFrom('issues').select(['number', 'title', 'estimate', 'is_epic'])

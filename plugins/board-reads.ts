@@ -49,12 +49,13 @@ const boardReads: FastifyPluginAsyncTypebox = async (fastify) => {
     const repository = await requireAccess(request, request.params.repo_id, 'read')
     const { limit, before } = request.query
     // One more than asked tells whether another page follows.
-    const rows = await reads.closed(repository.id, limit + 1, before)
+    const [rows, total] = await Promise.all([reads.closed(repository.id, limit + 1, before), reads.closedCount(repository.id)])
     const page = rows.slice(0, limit)
     const web = webUrl(repository)
     return {
       data: page.map((issue) => ({ ...issue, html_url: `${web}/issues/${issue.issue_number}` })),
-      next_before: rows.length > limit ? page[page.length - 1].issue_number : null
+      next_before: rows.length > limit ? page[page.length - 1].issue_number : null,
+      total
     }
   })
 }

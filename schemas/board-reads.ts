@@ -26,7 +26,8 @@ export const ClosedIssue = Type.Object({
 
 export const ClosedIssuesPage = Type.Object({
   data: Type.Array(ClosedIssue),
-  next_before: Type.Union([PositiveInt, Type.Null()], { description: 'pass as `before` for the next page; null on the last' })
+  next_before: Type.Union([PositiveInt, Type.Null()], { description: 'pass as `before` for the next page; null on the last' }),
+  total: Type.Integer({ minimum: 0, description: 'how many closed issues the repository holds' })
 })
 
 export const SprintParams = Type.Object({ sprint_id: ObjectId })

@@ -157,4 +157,33 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   t.same(await axe(page), [], 'axe: no serious or critical violation in Settings')
   await page.getByRole('link', { name: 'Board', exact: true }).click()
   t.match(await page.locator('label.select', { hasText: 'Sprint' }).locator('option').nth(1).textContent(), /\(current\)$/, 'first in the board\'s sprint filter')
+
+  // The board's rough edges: a real loading state, an estimate pill on unestimated cards, the collapsed Closed column's count.
+  let release = () => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  await page.route('**/board?limit=*', async (route) => { await held; await route.continue() })
+  await page.goto(`${address}/?board=${WS_OLD}`)
+  const board = page.getByRole('region', { name: 'Board' })
+  await board.getByText('Loading the issues…').first().waitFor()
+  t.equal(await board.getByText(/No issues here/).count(), 0, 'no "No issues here" while the first read is out')
+  t.equal(await board.getByText(/^0 issues/).count(), 0, 'nor "0 issues"')
+  release()
+  await page.unroute('**/board?limit=*')
+  const unestimated = board.getByRole('button', { name: /^Estimate #\d+$/ }).first()
+  await unestimated.waitFor()
+  t.equal(await unestimated.textContent(), '–', 'an estimate pill on a card without one')
+  const workspace = (await admin(app, '/admin/workspaces') as Array<{ id: string, repositories: number[] }>).find((w) => w.id === WS_OLD)!
+  let closed = 0
+  for (const repo of workspace.repositories) closed += (await app.as('alice', { url: `/p1/repositories/${repo}/issues/closed?limit=1` })).json().total ?? 0
+  await board.getByRole('button', { name: new RegExp(`^Closed ${closed} issues?$`) }).waitFor()
+  t.pass(`the collapsed Closed column counts its ${closed} issues`)
+  await unestimated.click()
+  await page.getByRole('textbox', { name: /^Estimate of #\d+/ }).fill('3')
+  await page.keyboard.press('Enter')
+  await board.getByRole('button', { name: '3' }).first().waitFor()
+
+  // An unknown board says so instead of showing another.
+  await page.goto(`${address}/?board=ffffffffffffffffffffffff`)
+  await page.getByText(/There is no board "ffffffffffffffffffffffff" here/).waitFor()
+  t.equal(await page.getByRole('region', { name: 'Board' }).count(), 0, 'and shows no other board')
 })

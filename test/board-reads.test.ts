@@ -32,12 +32,13 @@ t.test('closed issues, highest number first, a page at a time', async (t) => {
       { issue_number: 10, title: 'Done 10', html_url: 'https://github.com/acme/api/issues/10', is_epic: false },
       { issue_number: 9, title: 'Done 9', html_url: 'https://github.com/acme/api/issues/9', is_epic: false, estimate: { value: 3 } }
     ],
-    next_before: 9
+    next_before: 9,
+    total: 4
   })
   const second = (await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?limit=2&before=9` })).json()
   t.same(second.data.map((i: { issue_number: number }) => i.issue_number), [8, 7], 'the next page')
   t.equal(second.next_before, null, 'the last page says so')
-  t.same((await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?before=7` })).json(), { data: [], next_before: null }, 'nothing below the oldest')
+  t.same((await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?before=7` })).json(), { data: [], next_before: null, total: 4 }, 'nothing below the oldest; the count is the whole repository\'s')
   t.equal((await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed` })).json().data.length, 4, '50 by default')
   const bad = await app.as('carol', { url: `/p1/repositories/${REPO}/issues/closed?limit=101` })
   t.equal(bad.statusCode, 400)

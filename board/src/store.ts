@@ -26,7 +26,8 @@ export interface State {
   relations: Relations
   /** keys of the epics among the board's issues */
   epics: string[]
-  closed: { keys: string[], next: Map<number, number | null>, loaded: boolean, loading: boolean }
+  /** `total`: how many closed issues the board's repositories hold (counted while the column is collapsed), null until read */
+  closed: { keys: string[], next: Map<number, number | null>, loaded: boolean, loading: boolean, total: number | null }
   filter: Filter
   collapsed: Set<string>
   view: View
@@ -104,7 +105,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     cards: new Map(),
     relations: noRelations(),
     epics: [],
-    closed: { keys: [], next: new Map(), loaded: false, loading: false },
+    closed: { keys: [], next: new Map(), loaded: false, loading: false, total: null },
     filter: filterFromQuery(params),
     collapsed: new Set(),
     view: VIEWS.find((v) => v === params.get('view')) ?? 'board',
@@ -255,8 +256,16 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       say(`${token === null ? 'You' : 'This token'} can read no repository that is on a board. Ask an administrator for access, or sign in with another token.`, true)
       return
     }
-    const wanted = new URLSearchParams(location.search).get('board') ?? session.getItem(BOARD_KEY) ?? ''
+    const asked = new URLSearchParams(location.search).get('board')
+    const wanted = asked ?? session.getItem(BOARD_KEY) ?? ''
     const known = workspaces.some((w) => w.id === wanted.split('/')[0])
+    if (asked !== null && !known) {
+      // An address naming a board that is not there (or not readable) says so instead of showing another.
+      set({ phase: 'ready', choice: null })
+      say(`There is no board "${asked}" here, or you cannot read it. Choose a board above.`, true)
+      await Promise.all(workspaces.map(async (w) => await names(w.id)))
+      return
+    }
     await Promise.all([choose(known ? wanted : workspaces[0].id), ...workspaces.filter((w) => w.id !== wanted.split('/')[0]).map(async (w) => await names(w.id))])
   }
 
@@ -300,14 +309,14 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       cards: new Map(),
       relations: noRelations(),
       epics: [],
-      closed: { keys: [], next: new Map(), loaded: false, loading: false },
+      closed: { keys: [], next: new Map(), loaded: false, loading: false, total: null },
       panel: null,
       sprints: []
     })
     writeUrl()
     say('Loading the board…')
     follow(workspace)
-    await Promise.all([names(workspace), refresh(true), state.collapsed.has(CLOSED) ? undefined : loadClosed(), sprints(workspace)])
+    await Promise.all([names(workspace), refresh(true), state.collapsed.has(CLOSED) ? countClosed() : loadClosed(), sprints(workspace)])
   }
 
   /** The workspace's sprints (none before a sprint configuration), and the issues of the one the filter names. */
@@ -500,6 +509,17 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   }
 
   /** The newest closed issues of each repository shown, 50 at a time, interleaved. */
+  /** How many closed issues the board's repositories hold, for the collapsed Closed column's header. */
+  async function countClosed () {
+    const run = generation
+    try {
+      const pages = await Promise.all(repoIds().map(async (repo) => await client.get<{ total: number }>(`/p1/repositories/${repo}/issues/closed?limit=1`)))
+      if (run === generation) set({ closed: { ...state.closed, total: pages.reduce((sum, p) => sum + p.total, 0) } })
+    } catch {
+      // The count is a nicety: the column still opens and reads its issues.
+    }
+  }
+
   async function loadClosed () {
     if (state.closed.loading) return
     set({ closed: { ...state.closed, loading: true } })
@@ -524,7 +544,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       const keys = [...state.closed.keys]
       const longest = Math.max(0, ...lists.map((l) => l.length))
       for (let i = 0; i < longest; i++) for (const list of lists) if (i < list.length) keys.push(list[i])
-      set({ cards, closed: { keys, next, loaded: true, loading: false } })
+      set({ cards, closed: { keys, next, loaded: true, loading: false, total: state.closed.total } })
     } catch (err) {
       set({ closed: { ...state.closed, loading: false } })
       failed(err, 'Could not read the closed issues')

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { isFiltering, matches, type Card as CardData } from '../model.js'
+import { isFiltering, issues, matches, type Card as CardData } from '../model.js'
 import { CLOSED, type Store } from '../store.js'
 import { useArrivals } from './arrivals.js'
 import { Card } from './card.js'
@@ -160,7 +160,11 @@ export function Board ({ store }: { store: Store }) {
         const isClosed = column.id === CLOSED
         const dropSlot = state.drag !== null && state.drag.pipeline === column.id ? state.drag.slot : null
         const focusIndex = state.focus === null ? -1 : column.cards.findIndex((c) => c.key === state.focus)
-        return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${state.collapsed.has(column.id)}
+        const collapsed = state.collapsed.has(column.id)
+        const closedCount = isClosed && collapsed && !state.closed.loaded && state.closed.total !== null ? issues(state.closed.total) : undefined
+        const loading = state.phase === 'loading' && !isClosed
+        return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${collapsed}
+          loading=${loading} count=${closedCount}
           filtering=${filtering} dropSlot=${dropSlot} focusIndex=${focusIndex} onToggle=${() => store.toggleCollapsed(column.id)}
           footer=${isClosed && closedFooter(store)} onNew=${isClosed ? undefined : () => store.set({ creating: column.id })}
           renderCard=${(card: CardData, index: number, top: number) => html`<${Card} key=${card.key} card=${card} repo=${state.repos.get(card.repo)}

@@ -46,7 +46,9 @@ export function Card (props: CardProps) {
       ${props.showRepo && html`<span class="repo" style=${{ '--hue': String(repoHue(props.repo, card.repo)) }}>${name ?? `repository ${card.repo}`}</span>`}
       ${props.editing
         ? html`<${EstimateEditor} card=${card} onDone=${() => props.onEdit(false)} onSave=${props.onEstimate} onSay=${props.onSay} />`
-        : card.estimate !== null && html`<button type="button" class="estimate" tabindex="-1" onClick=${() => props.onEdit(true)}>${points(card.estimate)}</button>`}
+        : card.estimate !== null
+          ? html`<button type="button" class="estimate" tabindex="-1" title="Estimate (E)" onClick=${() => props.onEdit(true)}>${points(card.estimate)}</button>`
+          : !card.closed && html`<button type="button" class="estimate none" tabindex="-1" title="Estimate (E)" aria-label=${`Estimate #${card.number}`} onClick=${() => props.onEdit(true)}>–</button>`}
       ${card.pull_request && html`<span class="badge pr" title="Pull request">PR</span>`}
       ${card.is_epic && html`<span class="badge epic">Epic</span>`}
       ${epics.slice(0, 1).map((e) => html`<span class="badge in-epic" title=${`In epic ${props.epicName(e)}`}>${props.epicName(e)}</span>`)}

@@ -20,6 +20,10 @@ export interface ColumnProps {
   footer?: unknown
   /** opens the "New issue" form of this pipeline (not on Closed) */
   onNew?: () => void
+  /** the board's first read is still out: no count and no "No issues here" yet */
+  loading?: boolean
+  /** what the header counts when the cards are not all here (the collapsed Closed column) */
+  count?: string
 }
 
 /** A pipeline: a sticky header with its counts, then a list named after it that scrolls on its own. */
@@ -49,7 +53,7 @@ export function Column (props: ColumnProps) {
     <h2 id=${headingId} class="column-head">
       <button type="button" class="toggle" aria-expanded=${!props.collapsed} onClick=${props.onToggle}>
         <span class="name">${props.name}</span>
-        <small class="counts">${totals(props.cards)}</small>
+        <small class="counts">${props.loading === true ? 'loading…' : props.count ?? totals(props.cards)}</small>
       </button>
     </h2>
     ${!props.collapsed && props.onNew !== undefined && html`<button type="button" class="new" onClick=${props.onNew}><span aria-hidden="true">+ </span>New issue</button>`}
@@ -61,7 +65,8 @@ export function Column (props: ColumnProps) {
         ${rows}
       </ul>
       ${props.dropSlot !== null && html`<div class="drop" aria-hidden="true" style=${{ top: `${props.dropSlot * ROW}px` }}></div>`}
-      ${props.cards.length === 0 && html`<p class="empty">${props.filtering ? 'No card here matches the filter.' : 'No issues here. Drag a card here, or focus one and press Shift with an arrow key.'}</p>`}
+      ${props.cards.length === 0 && props.loading === true && html`<p class="empty" role="status">Loading the issues…</p>`}
+      ${props.cards.length === 0 && props.loading !== true && html`<p class="empty">${props.filtering ? 'No card here matches the filter.' : 'No issues here. Drag a card here, or focus one and press Shift with an arrow key.'}</p>`}
       ${props.footer}
     </div>`}
   </section>`
