@@ -276,6 +276,12 @@ export function createGraphReads (db: Executor) {
         .select(['si.issue_id', 'si.sprint_id', 'si.workspace_id']).where('si.issue_id', 'in', [...ids]).orderBy('s.starts_at').execute())
         .map((r) => ({ ...r, issue_id: Number(r.issue_id) }))
     },
+    /** The issues of the epics, by id. */
+    async childrenOf (epicIds: readonly number[]): Promise<Array<IssueNode & { epic_id: number }>> {
+      if (epicIds.length === 0) return []
+      return (await db.selectFrom('epic_issues as e').innerJoin('issues as i', 'i.id', 'e.issue_id').select([...ISSUE_COLUMNS, 'e.epic_id'])
+        .where('e.epic_id', 'in', [...epicIds]).orderBy('i.id').execute()).map((r) => ({ ...toIssue(r), epic_id: Number(r.epic_id) }))
+    },
     async epicsOf (ids: readonly number[]) {
       if (ids.length === 0) return []
       return (await db.selectFrom('epic_issues').select(['epic_id', 'issue_id']).where('issue_id', 'in', [...ids]).orderBy('epic_id').execute())

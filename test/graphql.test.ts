@@ -250,7 +250,8 @@ t.test('workspace lists: issues, epics, labels, users, assignees; searchIssues; 
   const res = await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") {
     issues(first: 3) { totalCount nodes { number state } pageInfo { hasNextPage } }
     labelled: issues(filters: { labels: { in: ["ui"] } }) { nodes { number } }
-    epics { nodes { id issue { number } } }
+    epics { nodes { id issue { number } childIssues { nodes { number } } issueCountProgress { open closed total } issueEstimateProgress { total } } }
+    viewerPermission
     zenhubLabels { nodes { id name color } }
     zenhubUsers { nodes { name } }
     assignees { nodes { login } } } }`)
@@ -262,6 +263,10 @@ t.test('workspace lists: issues, epics, labels, users, assignees; searchIssues; 
   t.same(w.labelled.nodes.map((n: any) => n.number), [6])
   const restEpics = (await app.as('carol', { url: `/p1/repositories/${REPO}/epics` })).json().epic_issues.map((e: any) => e.issue_number)
   t.same(w.epics.nodes.map((e: any) => e.issue.number), restEpics, 'the REST epics')
+  t.same(w.epics.nodes[0].childIssues.nodes, [{ number: 5 }])
+  t.same(w.epics.nodes[0].issueCountProgress, { open: 1, closed: 0, total: 1 })
+  t.equal(w.viewerPermission, 'READ', 'carol reads REPO only')
+  t.equal((await gql(app, 'bob', `{ workspace(id: "${WS_OLD}") { viewerPermission } }`)).data.workspace.viewerPermission, 'WRITE')
   t.same(w.zenhubLabels.nodes.map((l: any) => [l.name, l.color]), [['bug', 'd73a4a'], ['ui', null]], 'not the label only PRIVATE_REPO has')
   t.same(w.zenhubUsers.nodes.map((u: any) => u.name), ['alice', 'bob'], 'writers of REPO')
   t.same(w.assignees.nodes.map((u: any) => u.login), ['alice', 'bob', 'octo'])
@@ -279,23 +284,28 @@ t.test('workspace lists: issues, epics, labels, users, assignees; searchIssues; 
   t.same(inTodo.data.searchIssues.nodes.map((n: any) => n.number), restTodo, 'the open issues the REST board has in To Do')
 
   const issue = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 5) { releases { nodes { id title state startOn } } parentIssue { number }
-    repository { labels { nodes { name } } milestones { nodes { title } } assignableUsers { nodes { login } } issues(first: 1) { nodes { number } } } } }`)
+    ghUpdatedAt labels { nodes { id } } repository { labels { nodes { name } } milestones { nodes { id title } } assignableUsers { nodes { login } } issues(first: 1) { nodes { number } } } } }`)
   t.notOk(issue.errors)
   t.same(issue.data.issueByInfo.releases.nodes.map((r: any) => [r.title, r.state, r.startOn]), [['R1', 'OPEN', '2026-01-01']])
   t.equal(issue.data.issueByInfo.parentIssue.number, 6)
   t.same(issue.data.issueByInfo.repository.labels.nodes.map((l: any) => l.name), ['bug', 'ui'])
   t.same(issue.data.issueByInfo.repository.milestones.nodes.map((m: any) => m.title), ['v1.0'])
+  t.equal(issue.data.issueByInfo.repository.milestones.nodes[0].id, encodeId('Milestone', `${REPO}:1`))
+  t.same(issue.data.issueByInfo.labels.nodes, [{ id: encodeId('Label', 'bug') }])
+  t.ok(Date.parse(issue.data.issueByInfo.ghUpdatedAt) > 0)
   t.same(issue.data.issueByInfo.repository.assignableUsers.nodes.map((u: any) => u.login), ['alice', 'bob', 'octo'])
   t.same(issue.data.issueByInfo.repository.issues.nodes, [{ number: 7 }])
 
   await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${WS_NEW}/sprint_config`, payload: { length_weeks: 2, starts_on: new Date(Date.now() - 86_400_000).toISOString().slice(0, 10), time_zone: 'UTC', carry_over: false } })
   const active = (await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprints` })).json().find((s: any) => s.state === 'active')
   await app.as('bob', { method: 'POST', url: `/p2/sprints/${active.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }, { repo_id: REPO, issue_number: 6 }] } })
-  const sprint = await gql(app, 'carol', `{ workspace(id: "${WS_NEW}") { activeSprint { sprintIssues { totalCount nodes { id issue { number } sprint { name } } }
+  const sprint = await gql(app, 'carol', `{ workspace(id: "${WS_NEW}") { upcomingSprint { startAt } previousSprint { id } averageSprintVelocity activeSprint { id endAt sprintIssues { totalCount nodes { id issue { number } sprint { name } } }
     ui: sprintIssues(labelIds: ["${encodeId('ZenhubLabel', 'ui')}"]) { nodes { issue { number } } } } } }`)
   t.notOk(sprint.errors)
   t.same(sprint.data.workspace.activeSprint.sprintIssues.nodes.map((n: any) => n.issue.number), [5, 6])
   t.same(sprint.data.workspace.activeSprint.ui.nodes.map((n: any) => n.issue.number), [6])
+  t.equal(sprint.data.workspace.upcomingSprint.startAt, sprint.data.workspace.activeSprint.endAt, 'the next sprint starts where the active one ends')
+  t.same([sprint.data.workspace.previousSprint, sprint.data.workspace.averageSprintVelocity], [null, null], 'none has ended yet')
 })
 
 t.test('workspace issues and searchIssues cost a fixed number of statements per page', { skip: process.env.TEST_DATABASE_URL !== undefined && 'counted on SQLite' }, async (t) => {

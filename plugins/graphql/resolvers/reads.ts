@@ -71,7 +71,7 @@ async function pipelineIssues (ctx: Ctx, pipelineId: string, repoIds: number[], 
 }
 
 function issueConnection (rows: Array<IssueNode & { key: IssueKey }>, page: ReturnType<typeof pageOf>, more: boolean, counts: Counts) {
-  const nodes = rows.map((r) => ({ ...issueObject(r), cursor: issueCursor(r.key) }))
+  const nodes = rows.map((r) => Object.assign(issueObject(r), { cursor: issueCursor(r.key) }))
   return {
     ...connectionOf(nodes, (n) => n.cursor, page, more, counts.issues),
     pipelineCounts: {
@@ -317,6 +317,18 @@ export const typeResolvers = {
         .filter((a) => args.login?.nin == null || !args.login.nin.includes(a.login))
       return listConnection(logins, (a) => a.login, args)
     },
+    upcomingSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) =>
+      (await sprintsOf(ctx, w.id)).filter((s) => s.state === 'future').sort((a, b) => Date.parse(a.starts_at) - Date.parse(b.starts_at))[0] ?? null,
+    previousSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) =>
+      (await sprintsOf(ctx, w.id)).filter((s) => s.state === 'closed').sort((a, b) => Date.parse(b.ends_at) - Date.parse(a.ends_at))[0] ?? null,
+    averageSprintVelocity: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => {
+      const ended = (await sprintsOf(ctx, w.id)).filter((s) => s.state === 'closed').sort((a, b) => Date.parse(b.ends_at) - Date.parse(a.ends_at)).slice(0, 3)
+      return ended.length === 0 ? null : ended.reduce((sum, s) => sum + s.points_closed, 0) / ended.length
+    },
+    viewerPermission: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => {
+      const levels = await ctx.store.users.levels(ctx.user.id, await readableIn(ctx, w.id))
+      return ['NONE', 'READ', 'WRITE', 'ADMIN'][Math.max(0, ...levels.values())] ?? 'ADMIN'
+    },
     activeSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => (await sprintsOf(ctx, w.id)).find((s) => s.state === 'active') ?? null
   },
   Pipeline: {
@@ -342,6 +354,7 @@ export const typeResolvers = {
     type: () => 'GithubIssue',
     pullRequest: (i: IssueObject) => i.is_pull_request === 1,
     ghId: () => null,
+    ghUpdatedAt: (i: IssueObject) => iso(i.host_updated_at ?? i.created_at),
     createdAt: (i: IssueObject) => iso(i.created_at),
     updatedAt: (i: IssueObject) => iso(i.host_updated_at ?? i.planning_changed_at ?? i.created_at),
     estimate: (i: IssueObject) => i.estimate === null ? null : { value: i.estimate }
@@ -403,7 +416,11 @@ export const typeResolvers = {
       return issueConnection(rows.rows, page, rows.hasMore, counts)
     }
   },
+  Label: {
+    id: (l: { name: string }) => encodeId('Label', l.name)
+  },
   Milestone: {
+    id: (m: { repo_id: number, number: number }) => encodeId('Milestone', `${m.repo_id}:${m.number}`),
     state: (m: { state: string }) => m.state === 'closed' ? 'CLOSED' : 'OPEN',
     dueOn: (m: { due_on: string | null }) => iso(m.due_on),
     startDate: (m: { start_date: string | null }) => iso(m.start_date)
@@ -522,6 +539,28 @@ export const loaders = {
     async defaultRepository (queries: Array<Query<WorkspaceObject>>, ctx: Ctx) {
       const repos = await readableReposOf(queries.map((q) => q.obj.id), ctx)
       return queries.map((q) => repos.get(q.obj.id)?.[0] ?? null)
+    }
+  },
+  Epic: {
+    async childIssues (queries: Array<Query<EpicObject, PageArgs>>, ctx: Ctx) {
+      const rows = group((await ctx.reads.childrenOf(queries.map((q) => q.obj.issue.id))).filter((r) => ctx.readable.has(r.repo_id)), (r) => r.epic_id)
+      return queries.map((q) => smallIssueConnection(rows.get(q.obj.issue.id) ?? [], q.params))
+    },
+    async issueCountProgress (queries: Array<Query<EpicObject>>, ctx: Ctx) {
+      const rows = group((await ctx.reads.childrenOf(queries.map((q) => q.obj.issue.id))).filter((r) => ctx.readable.has(r.repo_id)), (r) => r.epic_id)
+      return queries.map((q) => {
+        const list = rows.get(q.obj.issue.id) ?? []
+        const closed = list.filter((r) => r.state === 'closed').length
+        return { open: list.length - closed, closed, total: list.length }
+      })
+    },
+    async issueEstimateProgress (queries: Array<Query<EpicObject>>, ctx: Ctx) {
+      const rows = group((await ctx.reads.childrenOf(queries.map((q) => q.obj.issue.id))).filter((r) => ctx.readable.has(r.repo_id)), (r) => r.epic_id)
+      return queries.map((q) => {
+        const list = rows.get(q.obj.issue.id) ?? []
+        const sum = (state: string) => list.filter((r) => r.state === state).reduce((s, r) => s + (r.estimate ?? 0), 0)
+        return { open: sum('open'), closed: sum('closed'), total: sum('open') + sum('closed') }
+      })
     }
   },
   Repository: {
