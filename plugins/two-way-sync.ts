@@ -61,7 +61,7 @@ const twoWaySync: FastifyPluginAsyncTypebox<TwoWaySyncOptions> = async (fastify,
   const wants = new Set(['issue_transfer', 'issue_opened', 'issue_reopened'])
   const unsubscribe = store.events.subscribe(async (trx, event) => {
     if (!('issue' in event)) return
-    await createHostWrites(trx).enqueue(event.issue.id)
+    await createHostWrites(trx).enqueue(event.issue.id, writer.coalesceMs)
     afterCommit(trx, () => writer.poke())
   }, async (_trx, type) => wants.has(type))
   if (options.worker !== false) fastify.addHook('onReady', async () => writer.start())

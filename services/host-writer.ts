@@ -17,9 +17,11 @@ export interface HostWriterOptions {
   pollMs?: number
   /** longest wait for a host's rate limit to reset that is honoured */
   maxWaitMs?: number
+  /** a queued write waits this long for more changes of its issue to join it (default 1000) */
+  coalesceMs?: number
 }
 
-const DEFAULTS = { timeoutMs: 5000, retryBaseMs: 1000, maxAttempts: 8, pollMs: 2000, maxWaitMs: 3_600_000 }
+const DEFAULTS = { timeoutMs: 5000, retryBaseMs: 1000, maxAttempts: 8, pollMs: 2000, maxWaitMs: 3_600_000, coalesceMs: 1000 }
 
 /**
  * Writes pipeline labels to issue hosts from the outbox (docs/connections.md, "Two-way sync"),
@@ -36,6 +38,11 @@ export class HostWriter {
 
   constructor (private readonly store: PlanningStore, private readonly log: FastifyBaseLogger, options: HostWriterOptions = {}) {
     this.options = { ...DEFAULTS, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) }
+  }
+
+  /** How long a queued write waits for later changes of its issue (HostWriterOptions.coalesceMs). */
+  get coalesceMs (): number {
+    return this.options.coalesceMs
   }
 
   start (): void {

@@ -39,10 +39,12 @@ export function createHostWrites (db: Executor) {
     /**
      * Wants the issue's labels written, when its repository is bound to a connection with a token
      * and a workspace holding it has a labelled pipeline; otherwise nothing. One statement, in the
-     * caller's transaction.
+     * caller's transaction. The write waits `coalesceMs`: changes meanwhile join it (the labels are
+     * read when it is sent), so quick moves make one write with the last pipeline's label.
      */
-    async enqueue (issueId: number): Promise<void> {
+    async enqueue (issueId: number, coalesceMs = 0): Promise<void> {
       const now = Date.now()
+      const due = now + coalesceMs
       const stamp = nowIso()
       await db.insertInto('host_writes')
         .columns(['issue_id', 'connection_id', 'status', 'generation', 'attempts', 'next_attempt_at', 'updated_at'])
@@ -51,7 +53,7 @@ export function createHostWrites (db: Executor) {
           .innerJoin('connections as c', 'c.id', 'r.connection_id')
           .select([
             'i.id', 'c.id as connection_id', sql.lit('pending').as('status'), sql.lit(1).as('generation'), sql.lit(0).as('attempts'),
-            sql.val(now).as('next_attempt_at'), sql.val(stamp).as('updated_at')
+            sql.val(due).as('next_attempt_at'), sql.val(stamp).as('updated_at')
           ])
           .where('i.id', '=', issueId)
           .where('c.token', 'is not', null)
@@ -62,7 +64,8 @@ export function createHostWrites (db: Executor) {
           status: 'pending',
           generation: sql`host_writes.generation + 1`,
           attempts: 0,
-          next_attempt_at: now,
+          // A write already waiting out its window keeps its time: it goes then, with the newest labels.
+          next_attempt_at: sql`CASE WHEN host_writes.status = 'pending' AND host_writes.attempts = 0 AND host_writes.next_attempt_at > ${now} AND host_writes.next_attempt_at <= ${due} THEN host_writes.next_attempt_at ELSE ${due} END`,
           last_error: null,
           updated_at: stamp
         }))
