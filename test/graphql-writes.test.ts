@@ -175,3 +175,24 @@ t.test('movePipelineIssues: START, END, after and before, each a move of POST â€
   t.equal((await gql(app, 'bob', doc, { i: { pipelineId: now, pipelineIssueIds: [await pi(1)], position: 'START', afterPipelineIssueId: await pi(5) } })).errors![0].extensions.code, 'BAD_USER_INPUT')
   t.same(await order(), [5, 6, 4, 2, 3, 1], 'refusals moved nothing')
 })
+
+t.test('createEpic, addIssuesToEpics and removeIssuesFromEpics against the REST epic endpoints', async (t) => {
+  const made = await gql(app, 'bob', `mutation { createEpic(input: { issue: { repositoryGhId: ${REPO}, title: "An epic" }, clientMutationId: "e" }) { clientMutationId epic { id issue { number title } } } }`)
+  t.notOk(made.errors)
+  const epic = made.data.createEpic.epic
+  t.same(epic.issue.title, 'An epic')
+  const list = (await app.as('bob', { url: `/p1/repositories/${REPO}/epics` })).json().epic_issues.map((e: any) => e.issue_number)
+  t.ok(list.includes(epic.issue.number), 'REST lists it as an epic')
+  const [one, web] = [await idOf(REPO, 1), await idOf(OTHER_REPO, 2)]
+  const added = await gql(app, 'bob', `mutation { addIssuesToEpics(input: { issueIds: ["${one}", "${web}"], epicIds: ["${epic.id}"] }) { epics { id } } }`)
+  t.same(added.data.addIssuesToEpics.epics, [{ id: epic.id }])
+  const data = async () => (await app.as('bob', { url: `/p1/repositories/${REPO}/epics/${epic.issue.number}` })).json().issues.map((i: any) => [i.repo_id, i.issue_number])
+  t.same(await data(), [[REPO, 1], [OTHER_REPO, 2]], 'children may live in a repository bob only reads, as REST allows')
+  await gql(app, 'bob', `mutation { removeIssuesFromEpics(input: { issueIds: ["${web}"], epicIds: ["${epic.id}"] }) { epics { id } } }`)
+  const twin = await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/epics/${epic.issue.number}/update_issues`, payload: { remove_issues: [{ repo_id: REPO, issue_number: 1 }], add_issues: [] } })
+  t.equal(twin.statusCode, 200)
+  t.same(await data(), [])
+  t.equal((await gql(app, 'carol', `mutation { addIssuesToEpics(input: { issueIds: ["${one}"], epicIds: ["${epic.id}"] }) { epics { id } } }`)).errors![0].extensions.code, 'FORBIDDEN')
+  t.equal((await gql(app, 'dave', `mutation { addIssuesToEpics(input: { issueIds: ["${one}"], epicIds: ["${epic.id}"] }) { epics { id } } }`)).errors![0].extensions.code, 'NOT_FOUND')
+  t.same(await data(), [], 'the refusals added nothing')
+})

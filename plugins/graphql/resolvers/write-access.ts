@@ -22,7 +22,12 @@ export function mayWrite (ctx: Ctx): void {
 
 /** The issue behind an id, with write access to its repository (NOT_FOUND without read access, FORBIDDEN without write). */
 export async function writableIssue (ctx: Ctx, id: string): Promise<Target> {
-  const [issue] = await ctx.reads.issuesByIds([numberKey(id, 'Issue')])
+  return await writableIssueKey(ctx, numberKey(id, 'Issue'), id)
+}
+
+/** The same by the issue's key (an Epic id names its issue's). */
+export async function writableIssueKey (ctx: Ctx, key: number, id: string): Promise<Target> {
+  const [issue] = await ctx.reads.issuesByIds([key])
   if (issue === undefined || !ctx.readable.has(issue.repo_id)) throw new NotFound(`issue ${id} not found`)
   return { issue, repo: await ctx.auth.requireAccess(ctx.request, issue.repo_id, 'write') }
 }

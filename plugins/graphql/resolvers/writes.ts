@@ -6,6 +6,7 @@ import { issueWrites } from './writes-issues.js'
 import { sprintWrites } from './writes-sprints.js'
 import { labelWrites } from './writes-labels.js'
 import { boardWrites } from './writes-board.js'
+import { epicWrites } from './writes-epics.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
@@ -97,5 +98,6 @@ export const mutationResolvers = {
   ...issueWrites,
   ...sprintWrites,
   ...labelWrites,
-  ...boardWrites
+  ...boardWrites,
+  ...epicWrites
 }

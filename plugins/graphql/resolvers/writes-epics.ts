@@ -1,0 +1,76 @@
+import { Invalid, NotFound } from '../../../db/errors.js'
+import type { IssueNode } from '../../../db/graph-reads.js'
+import { numberKey } from '../ids.js'
+import { issueObject } from './objects.js'
+import { echo, mayWrite, MAX_BATCH, writableIssueKey, type Ctx, type Input } from './write-access.js'
+
+export interface EpicIssue {
+  repositoryId?: string | null
+  repositoryGhId?: number | null
+  title: string
+  body?: string | null
+  labels?: string[] | null
+  assignees?: string[] | null
+}
+export interface EpicsIssues { issueIds: string[], epicIds: string[] }
+
+/** A legacy epic as Epic objects are (reads.ts): the issue it is. */
+const epicObject = (row: IssueNode) => ({ __typename: 'Epic' as const, issue: issueObject(row) })
+
+/** The epics asked for, each with write access to its repository (as update_issues), and the issues, each readable. */
+async function epicsAndIssues (ctx: Ctx, input: EpicsIssues) {
+  mayWrite(ctx)
+  const epicIds = [...new Set(input.epicIds)]
+  const issueIds = [...new Set(input.issueIds)]
+  if (epicIds.length > 20 || issueIds.length > MAX_BATCH) throw new Invalid(`give at most 20 epics and ${MAX_BATCH} issues`)
+  const epics = []
+  for (const id of epicIds) {
+    const { issue, repo } = await writableIssueKey(ctx, numberKey(id, 'Epic'), id)
+    if (issue.is_epic !== 1) throw new NotFound(`epic ${id} not found`)
+    epics.push({ issue, repo })
+  }
+  const children = await ctx.reads.issuesByIds(issueIds.map((id) => numberKey(id, 'Issue')))
+  if (children.length !== issueIds.length || children.some((c) => !ctx.readable.has(c.repo_id))) throw new NotFound('an issue of issueIds was not found')
+  return { epics, refs: children.map((c) => ({ repo_id: c.repo_id, issue_number: c.number })) }
+}
+
+async function epicsAfter (ctx: Ctx, ids: number[]) {
+  const rows = new Map((await ctx.reads.issuesByIds(ids)).map((r) => [r.id, r]))
+  return ids.map((id) => epicObject(rows.get(id)!))
+}
+
+/** Legacy (issue-backed) epics: the operations of POST …/convert_to_epic and …/epics/:n/update_issues. */
+export const epicWrites = {
+  async createEpic (_: unknown, { input }: { input: Input & { issue: EpicIssue } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const wanted = input.issue
+    const repoId = wanted.repositoryGhId ?? (wanted.repositoryId == null ? undefined : numberKey(wanted.repositoryId, 'Repository'))
+    if (repoId === undefined) throw new Invalid('issue: give repositoryId or repositoryGhId')
+    if (!ctx.readable.has(repoId)) throw new NotFound(`repository ${repoId} not found`)
+    const repo = await ctx.auth.requireAccess(ctx.request, repoId, 'write')
+    const title = wanted.title.trim()
+    if (title.length === 0 || title.length > 256) throw new Invalid('issue.title must have 1 to 256 characters')
+    const number = await ctx.hostIssues.create(ctx.user, repo, {
+      title,
+      ...(wanted.body == null ? {} : { body: wanted.body }),
+      ...(wanted.labels == null ? {} : { labels: [...new Set(wanted.labels)] }),
+      ...(wanted.assignees == null ? {} : { assignees: [...new Set(wanted.assignees)] })
+    })
+    await ctx.store.epics.convertToEpic(repo.id, number, [], (r) => ctx.readable.has(r), ctx.user)
+    const row = await ctx.reads.issueByNumber(repo.id, number)
+    if (row === undefined) throw new NotFound(`issue ${number} not found`)
+    return { ...echo(input), epic: epicObject(row) }
+  },
+
+  async addIssuesToEpics (_: unknown, { input }: { input: Input & EpicsIssues }, ctx: Ctx) {
+    const { epics, refs } = await epicsAndIssues(ctx, input)
+    for (const { issue } of epics) await ctx.store.epics.updateIssues(issue.repo_id, issue.number, [], refs, (r) => ctx.readable.has(r), ctx.user)
+    return { ...echo(input), epics: await epicsAfter(ctx, epics.map((e) => e.issue.id)) }
+  },
+
+  async removeIssuesFromEpics (_: unknown, { input }: { input: Input & EpicsIssues }, ctx: Ctx) {
+    const { epics, refs } = await epicsAndIssues(ctx, input)
+    for (const { issue } of epics) await ctx.store.epics.updateIssues(issue.repo_id, issue.number, refs, [], (r) => ctx.readable.has(r), ctx.user)
+    return { ...echo(input), epics: await epicsAfter(ctx, epics.map((e) => e.issue.id)) }
+  }
+}
