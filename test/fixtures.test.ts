@@ -86,4 +86,14 @@ t.test('the bundled demo is valid and realistic', async (t) => {
   const issues = board.json().pipelines.flatMap((p: { issues: unknown[] }) => p.issues)
   t.ok(issues.length >= 10)
   t.ok(board.json().pipelines.filter((p: { issues: unknown[] }) => p.issues.length > 0).length >= 3, 'issues across pipelines')
+  // Lived in: every feature has something to show.
+  const read = async (url: string) => { const r = await app.inject({ url, headers: { 'x-authentication-token': token } }); t.equal(r.statusCode, 200, url); return r.json() }
+  t.ok(demo.issues?.some((i) => (i.labels?.length ?? 0) > 0) && demo.issues?.some((i) => (i.assignees?.length ?? 0) > 0), 'labels and assignees')
+  t.ok(demo.milestones?.some((m) => m.start_date !== undefined), 'a milestone start date')
+  t.ok((await read('/p1/repositories/103707262/epics')).epic_issues.length >= 1, 'an epic')
+  t.ok((await read('/p1/repositories/103707262/dependencies')).dependencies.length >= 2, 'blocking dependencies')
+  t.equal((await read('/p1/reports/release/demo-release-v1')).title, 'v1.0', 'a release report')
+  const sprints = await read('/p2/workspaces/5d0a7a9741fd098f6b7f58ac/sprints') as Array<{ id: string, issues_total: number }>
+  t.ok(sprints.some((s) => s.issues_total > 0), 'a sprint plan with issues in it')
+  t.ok((await read('/p2/sprints/demo-sprint-1/burndown')).days.length > 0, 'and a burndown')
 })
