@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
-import { ADMIN_TOKEN, build, TOKENS, WS_OLD, type App } from './helper.js'
+import { ADMIN_TOKEN, build, REPO, TOKENS, WS_OLD, type App } from './helper.js'
 
 // The Administration and Account views in a real browser, as a team lead sets up a team: one
 // lean flow (the CI's browser budget), axe-core on each view, the phone width, and every change
@@ -188,4 +188,23 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   await page.goto(`${address}/?board=ffffffffffffffffffffffff`)
   await page.getByText(/There is no board "ffffffffffffffffffffffff" here/).waitFor()
   t.equal(await page.getByRole('region', { name: 'Board' }).count(), 0, 'and shows no other board')
+
+  // A new epic from the Epics view: an issue made, then an epic holding the issues named.
+  await page.goto(`${address}/?board=${WS_OLD}&view=epics`)
+  const epics = page.getByRole('region', { name: 'Epics' })
+  await epics.getByRole('button', { name: 'New epic' }).click()
+  await epics.getByLabel('Issues to add (numbers, e.g. 12, 15)').fill('1, x')
+  await epics.getByRole('button', { name: 'Create epic' }).click()
+  t.equal(await epics.getByLabel('Title').getAttribute('aria-invalid'), 'true', 'a title is needed')
+  t.equal(await epics.getByLabel('Issues to add (numbers, e.g. 12, 15)').getAttribute('aria-invalid'), 'true', 'and numbers')
+  await epics.getByLabel('Title').fill('Payments')
+  await epics.getByLabel('Repository').selectOption({ label: 'acme/api' })
+  await epics.getByLabel('Issues to add (numbers, e.g. 12, 15)').fill('1, #2')
+  await epics.getByRole('button', { name: 'Create epic' }).click()
+  await epics.getByRole('button', { name: /^#\d+ Payments$/ }).waitFor()
+  const listedEpics = (await app.as('alice', { url: `/p1/repositories/${REPO}/epics` })).json() as { epic_issues: Array<{ issue_number: number }> }
+  const epic = listedEpics.epic_issues.at(-1)!
+  const children = (await app.as('alice', { url: `/p1/repositories/${REPO}/epics/${epic.issue_number}` })).json() as { issues: Array<{ issue_number: number }> }
+  t.same(children.issues.map((i) => i.issue_number).sort(), [1, 2], 'the epic holds the issues named, in the API at once')
+  t.same(await axe(page), [], 'axe: no serious or critical violation in the Epics view')
 })

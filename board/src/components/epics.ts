@@ -2,6 +2,7 @@
 import { html } from '../html.js'
 import { points } from '../model.js'
 import type { Store } from '../store.js'
+import { NewEpic } from './epic-new.js'
 
 /** Progress of one epic from what the board knows of its issues. */
 export function progress (store: Store, epic: string): { closed: number, total: number, donePoints: number, totalPoints: number } {
@@ -22,8 +23,14 @@ export function progress (store: Store, epic: string): { closed: number, total: 
 /** The epics view: each epic of the board with its issues' progress. */
 export function Epics ({ store }: { store: Store }) {
   const { state } = store
-  if (state.epics.length === 0) return html`<p class="empty-view">No epics on this board yet. An epic groups issues: make one with the API's "convert to epic".</p>`
+  if (state.epics.length === 0) {
+    return html`<section class="epics" aria-label="Epics">
+      <p class="empty-view">No epics on this board yet. An epic groups issues.</p>
+      <${NewEpic} store=${store} />
+    </section>`
+  }
   return html`<section class="epics" aria-label="Epics">
+    <${NewEpic} store=${store} />
     <table>
       <thead><tr><th scope="col">Epic</th><th scope="col">Repository</th><th scope="col">Issues closed</th><th scope="col">Points done</th></tr></thead>
       <tbody>${state.epics.map((key) => {
