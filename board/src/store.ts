@@ -357,7 +357,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     const mine = generation
     const choice = state.choice
     if (choice === null) return
-    if (first) await firstRows(choice.workspace, mine)
+    // Alongside the whole read, not before it: a board that fits in a page costs no extra wait.
+    if (first) firstRows(choice.workspace, mine).catch(() => {})
     try {
       const repos = repoIds()
       const reads = await Promise.all(repos.map(async (repo) => {
@@ -366,6 +367,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
         return { repo, path, body, etag }
       }))
       if (mine !== generation) return
+      wholeRead = mine
       const changed = reads.some((r) => r.body !== undefined)
       if (changed || first) {
         for (const r of reads) if (r.etag !== undefined) etags.set(r.path, r.etag)
@@ -394,24 +396,27 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   }
   /**
    * A large board's first rows of every column (a paged read, docs/api.md "Paged boards") with
-   * their titles, shown while the whole board loads; a board that fits in the page waits for that.
+   * their titles, shown when they come before the whole board; a board that fits in the page waits for that.
    */
   async function firstRows (workspace: string, mine: number) {
     try {
       const pages = await Promise.all(repoIds().map(async (repo) => ({
         repo, board: await client.get<RepoBoard>(`/p2/workspaces/${workspace}/repositories/${repo}/board?limit=${FIRST_ROWS}`)
       })))
-      if (mine !== generation || pages.every(({ board }) => board.pipelines.every((p) => (p.next_after ?? null) === null))) return
+      const late = () => mine !== generation || wholeRead === mine
+      if (late() || pages.every(({ board }) => board.pipelines.every((p) => (p.next_after ?? null) === null))) return
       boards.clear()
       for (const { repo, board } of pages) boards.set(repo, board)
       await titles()
-      if (mine !== generation || state.drag !== null) return
+      if (late() || state.drag !== null) return
       set({ columns: mergeColumns(state.pipelines, pages), phase: 'ready' })
       say('Loading the rest of the board…')
     } catch {
       // The whole read that follows says what went wrong.
     }
   }
+  /** The generation whose whole boards have come: its first rows are no longer wanted. */
+  let wholeRead = -1
   const boards = new Map<number, RepoBoard>()
   const lastBoards = new Map<number, RepoBoard>()
   let isHidden = () => false
