@@ -7,6 +7,7 @@ import { sprintWrites } from './writes-sprints.js'
 import { labelWrites } from './writes-labels.js'
 import { boardWrites } from './writes-board.js'
 import { epicWrites } from './writes-epics.js'
+import { pipelineWrites } from './writes-pipelines.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
@@ -99,5 +100,6 @@ export const mutationResolvers = {
   ...sprintWrites,
   ...labelWrites,
   ...boardWrites,
-  ...epicWrites
+  ...epicWrites,
+  ...pipelineWrites
 }
