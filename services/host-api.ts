@@ -49,6 +49,8 @@ export interface HostRequest {
   body?: unknown
   fetch?: typeof fetch
   timeoutMs?: number
+  /** one budget shared by the calls of one operation (labels read, then the write): bounds this call instead of timeoutMs */
+  deadline?: AbortSignal
   /** statuses that count as success besides 2xx (a DELETE of what is gone: 404) */
   allow?: number[]
 }
@@ -76,7 +78,7 @@ export async function hostRequest<T = unknown> (request: HostRequest): Promise<T
       },
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
       redirect: 'error',
-      signal: AbortSignal.timeout(request.timeoutMs ?? 5000)
+      signal: request.deadline ?? AbortSignal.timeout(request.timeoutMs ?? 5000)
     })
   } catch (err) {
     const timedOut = (err as Error).name === 'TimeoutError'

@@ -9,6 +9,8 @@ import { hostRequest, pathSegment } from './host-api.js'
 import { labelIds, labelsById, requireLabelIds } from './host-labels.js'
 import { hostIssue } from './issue-host.js'
 
+interface Host { connection: Connection, path: string, deadline: AbortSignal }
+
 export interface HostCallOptions { fetch?: typeof fetch, timeoutMs?: number }
 
 export interface NewHostIssue {
@@ -34,19 +36,22 @@ export interface Landing { user: User, pipelineId: string, position: MovePositio
  * one whose connection has no token cannot be written (409).
  */
 export function createHostIssues (store: PlanningStore, options: HostCallOptions = {}) {
-  const connectionOf = async (repoId: number): Promise<{ connection: Connection, path: string } | undefined> => {
+  // One deadline for all the host calls of one operation, so a write needing several calls
+  // answers within the same time as one that needs a single call.
+  const connectionOf = async (repoId: number): Promise<Host | undefined> => {
     const row = await store.db.selectFrom('repositories').select(['connection_id', 'owner', 'name']).where('id', '=', repoId).executeTakeFirstOrThrow()
     if (row.connection_id === null) return undefined
     const connection = await store.connections.require(row.connection_id)
     if (connection.token === null) throw new Conflict(`repository ${repoId} is bound to connection ${connection.id}, which has no API token to write with`)
-    return { connection, path: `/repos/${pathSegment(row.owner, 'owner')}/${pathSegment(row.name, 'repository')}/issues` }
+    const path = `/repos/${pathSegment(row.owner, 'owner')}/${pathSegment(row.name, 'repository')}/issues`
+    return { connection, path, deadline: AbortSignal.timeout(options.timeoutMs ?? 5000) }
   }
-  const call = (connection: Connection) => ({ connection, fetch: options.fetch, timeoutMs: options.timeoutMs })
+  const call = (host: Host) => ({ connection: host.connection, fetch: options.fetch, deadline: host.deadline })
 
   /** Labels as the host takes them in issue writes: GitHub by name, Gitea and Forgejo by id. */
-  const hostLabels = async (host: { connection: Connection, path: string }, names: string[] | undefined): Promise<Array<string | number> | undefined> => {
+  const hostLabels = async (host: Host, names: string[] | undefined): Promise<Array<string | number> | undefined> => {
     if (names === undefined || !labelsById(host.connection)) return names
-    return requireLabelIds(await labelIds(call(host.connection), host.path.replace(/\/issues$/, ''), names), names)
+    return requireLabelIds(await labelIds(call(host), host.path.replace(/\/issues$/, ''), names), names)
   }
 
   /** The host's description of the issue it answered with, checked like a delivery's (and, when asked about one, about that one). */
@@ -72,7 +77,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
       let issue
       if (host !== undefined) {
         const labels = await hostLabels(host, input.labels)
-        const answer = await hostRequest({ ...call(host.connection), method: 'POST', path: host.path, body: { title: input.title, body: input.body, labels, assignees: input.assignees } })
+        const answer = await hostRequest({ ...call(host), method: 'POST', path: host.path, body: { title: input.title, body: input.body, labels, assignees: input.assignees } })
         issue = described(answer)
       } else {
         const top = await store.db.selectFrom('issues').select((eb) => eb.fn.max('number').as('top')).where('repo_id', '=', repo.id).executeTakeFirst()
@@ -98,7 +103,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
       const host = await connectionOf(repo.id)
       let updatedAt: string | null = null
       if (host !== undefined) {
-        updatedAt = described(await hostRequest({ ...call(host.connection), method: 'PATCH', path: `${host.path}/${number}`, body: { state } }), number).updated_at
+        updatedAt = described(await hostRequest({ ...call(host), method: 'PATCH', path: `${host.path}/${number}`, body: { state } }), number).updated_at
       }
       await store.transaction(async (tx) => {
         await tx.repositories.updateIssue(repo.id, number, { state })
@@ -122,15 +127,15 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
         ...(change.assignees === undefined ? {} : { assignees: change.assignees.map((login) => ({ login, avatar_url: null })) })
       }
       if (host !== undefined && !labelsById(host.connection)) {
-        issue = described(await hostRequest({ ...call(host.connection), method: 'PATCH', path: `${host.path}/${number}`, body: change }), number) as typeof issue
+        issue = described(await hostRequest({ ...call(host), method: 'PATCH', path: `${host.path}/${number}`, body: change }), number) as typeof issue
       } else if (host !== undefined) {
         // Gitea and Forgejo edit labels apart from the issue (replaced as a whole, by id).
         const { labels, ...rest } = change
         if (labels !== undefined) {
           const ids = await hostLabels(host, labels)
-          await hostRequest({ ...call(host.connection), method: 'PUT', path: `${host.path}/${number}/labels`, body: { labels: ids } })
+          await hostRequest({ ...call(host), method: 'PUT', path: `${host.path}/${number}/labels`, body: { labels: ids } })
         }
-        issue = described(await hostRequest({ ...call(host.connection), method: 'PATCH', path: `${host.path}/${number}`, body: rest }), number) as typeof issue
+        issue = described(await hostRequest({ ...call(host), method: 'PATCH', path: `${host.path}/${number}`, body: rest }), number) as typeof issue
       }
       await store.transaction(async (tx) => {
         const sync = createHostSync(tx.db, { id: host?.connection.id ?? '', kind: host?.connection.kind ?? 'github' }, store.events)

@@ -136,7 +136,7 @@ export class HostWriter {
   private async writeLabels (connection: Connection, wanted: WantedLabels): Promise<void> {
     const repoPath = `/repos/${pathSegment(wanted.owner, 'owner')}/${pathSegment(wanted.name, 'repository')}`
     const base = `${repoPath}/issues/${wanted.number}/labels`
-    const call = { connection, fetch: this.options.fetch, timeoutMs: this.options.timeoutMs }
+    const call = { connection, fetch: this.options.fetch, deadline: AbortSignal.timeout(this.options.timeoutMs) }
     if (!labelsById(connection)) {
       // Every path is built before the first call: a label that cannot be one refuses the whole write.
       const removals = wanted.remove.map((label) => `${base}/${pathSegment(label, 'label')}`)

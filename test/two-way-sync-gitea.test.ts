@@ -17,6 +17,7 @@ const LABELS = [
 async function giteaHost (t: Test) {
   const writes: string[] = []
   const onIssue = new Map<number, Set<number>>([[1, new Set()]])
+  const slow = { ms: 0 }
   const described = (number: number, title = 'Sync me') => ({
     number,
     title,
@@ -28,7 +29,7 @@ async function giteaHost (t: Test) {
   const server = createServer((req, res) => {
     let body = ''
     req.on('data', (d) => { body += String(d) })
-    req.on('end', () => {
+    req.on('end', () => setTimeout(() => {
       res.setHeader('content-type', 'application/json')
       const url = new URL(req.url!, 'http://x')
       if (url.pathname === '/user') return res.end(JSON.stringify({ id: 7, login: 'planning-bot' }))
@@ -59,12 +60,12 @@ async function giteaHost (t: Test) {
       if (req.method === 'PATCH' && edited !== null) return res.end(JSON.stringify(described(Number(edited[1]), sent.title)))
       res.writeHead(404)
       res.end('{"message":"not found"}')
-    })
+    }, slow.ms))
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   t.teardown(() => { server.closeAllConnections(); server.close() })
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, writes, onIssue }
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, writes, onIssue, slow }
 }
 
 const tools = { id: 1, name: 'tools', full_name: 'ops/tools', owner: { id: 1, login: 'ops', username: 'ops' }, html_url: 'https://git.example.org/ops/tools', updated_at: '2026-01-01T00:00:00Z' }
@@ -121,4 +122,18 @@ t.test('Gitea: pipeline labels, new issues and label edits are written by label 
   t.equal(unknown.statusCode, 400)
   t.equal(unknown.json().message, 'the issue host\'s repository has no label "no such label" (create it there first)')
   t.notOk(host.writes.some((w) => w.includes('Nope')), 'nothing written to the host')
+})
+
+t.test('Gitea: an edit needing several host calls (labels read, labels, issue) has one deadline for them all', async (t) => {
+  const host = await giteaHost(t)
+  const app = await build(t, { webhooks: { worker: false }, hosts: { allowPrivate: true }, sync: { worker: false, timeoutMs: 600 } })
+  const s = await setUp(t, app, host.url)
+  // Each answer within the timeout, four of them (two label pages, labels, issue) well past it.
+  host.slow.ms = 250
+  const started = Date.now()
+  const edited = await app.as('alice', { method: 'PATCH', url: `/p1/repositories/${s.repoId}/issues/1`, payload: { title: 'Too slow', labels: ['bug'] } })
+  t.equal(edited.statusCode, 504, edited.body)
+  t.ok(Date.now() - started < 1200, `answered once the one deadline passed (${Date.now() - started} ms)`)
+  host.slow.ms = 0
+  t.match((await app.as('alice', { url: `/p1/repositories/${s.repoId}/issues?issue_numbers=1` })).json()[0], { title: 'Sync me' }, 'nothing changed here')
 })
