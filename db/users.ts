@@ -93,6 +93,13 @@ export function createUsersRepository (db: Executor) {
       return out
     },
 
+    /** Every repository the user may read, with the permission's name. */
+    async permissionsOf (userId: number): Promise<Array<{ repo_id: number, permission: 'read' | 'write' | 'admin' }>> {
+      const rows = await db.selectFrom('permissions').select(['repo_id', 'level']).where('user_id', '=', userId).where('level', '>=', 1).orderBy('repo_id').execute()
+      const names = ['none', 'read', 'write', 'admin'] as const
+      return rows.map((r) => ({ repo_id: Number(r.repo_id), permission: names[Math.min(3, r.level)] as 'read' | 'write' | 'admin' }))
+    },
+
     async readableRepositories (userId: number): Promise<Set<number>> {
       const rows = await db.selectFrom('permissions').select('repo_id').where('user_id', '=', userId).where('level', '>=', 1).execute()
       return new Set(rows.map((r) => Number(r.repo_id)))

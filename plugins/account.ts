@@ -25,7 +25,10 @@ const account: FastifyPluginAsyncTypebox = async (fastify) => {
     const { kind, scope } = request.planningCredential!
     const row = await store.accounts.byLogin(user.login)
     const hasPassword = await store.accounts.passwordHash(user.id) !== null
-    return { ...user, email: row?.email ?? null, administrator: row?.administrator === true, has_password: hasPassword, signed_in_with: { kind, scope } }
+    const permissions = await store.users.permissionsOf(user.id)
+    return {
+      ...user, email: row?.email ?? null, administrator: row?.administrator === true, has_password: hasPassword, permissions, signed_in_with: { kind, scope }
+    }
   })
 
   fastify.post('/account/password', {

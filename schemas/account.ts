@@ -32,6 +32,10 @@ export const Account = Type.Object({
   email: Nullable(Type.String()),
   administrator: Type.Boolean({ description: 'may use the admin API and the Administration view' }),
   has_password: Type.Boolean({ description: 'a password is set (changing it then needs the current one)' }),
+  permissions: Type.Array(Type.Object({
+    repo_id: Type.Integer(),
+    permission: Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')])
+  }), { description: 'each repository this user may read, with the permission (a read token writes none of them)' }),
   signed_in_with: Type.Object({
     kind: Type.Union([Type.Literal('token'), Type.Literal('legacy'), Type.Literal('session')]),
     scope: TokenScope

@@ -10,7 +10,7 @@ t.test('GET /account names the user, the email and the credential', async (t) =>
   t.equal((await app.admin({ method: 'PATCH', url: '/admin/users/bob', payload: { email: 'Bob@example.com' } })).statusCode, 200)
   const me = await app.as('bob', { url: '/account' })
   t.equal(me.statusCode, 200)
-  t.same(me.json(), { id: 2, login: 'bob', email: 'Bob@example.com', administrator: false, has_password: false, signed_in_with: { kind: 'legacy', scope: 'write' } })
+  t.same(me.json(), { id: 2, login: 'bob', email: 'Bob@example.com', administrator: false, has_password: false, permissions: [{ repo_id: 1001, permission: 'write' }, { repo_id: 1002, permission: 'read' }], signed_in_with: { kind: 'legacy', scope: 'write' } })
   t.equal((await app.inject({ url: '/account' })).statusCode, 401)
 })
 

@@ -1,8 +1,8 @@
 /// <reference lib="dom" />
 import t from 'tap'
 import type { SetupLink } from '../app.js'
-import { browserSkip, launchBrowser, newContext } from './browser.js'
-import { build } from './helper.js'
+import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
+import { build, REPO, TOKENS, WS_NEW } from './helper.js'
 
 // Accounts in a real browser: the first-run setup link to a signed-in administrator, sign out, and
 // the sign-in form's password sign-in.
@@ -75,4 +75,39 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   await row.getByRole('button', { name: /^Revoke/ }).click()
   await people.getByText('No invite is waiting to be used.').waitFor()
   t.same(await listed(), [], 'revoked in the API at once')
+})
+
+t.test('a read-only person sees no editing controls: no grip, no estimate button, no New issue; E does nothing', { skip: why, timeout: 60_000 }, async (t) => {
+  const app = await build(t)
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, payload: { estimate: 3 } })).statusCode, 200)
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const browser = await launchBrowser()
+  t.teardown(async () => await browser.close())
+  const read = async (token: string) => {
+    const page = await (await newContext(browser, { viewport: { width: 1280, height: 800 } })).newPage()
+    await page.goto(`${address}/?board=${WS_NEW}`)
+    const account = page.waitForResponse((res) => new URL(res.url()).pathname === '/account')
+    await signInWithToken(page, token)
+    await account
+    const board = page.getByRole('region', { name: 'Board' })
+    const card = board.getByRole('listitem', { name: /^#1 Issue 1\b/ })
+    await card.waitFor()
+    // The answer of GET /account is drawn in the next frame.
+    await page.evaluate(async () => { await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))) })
+    return { page, board, card }
+  }
+
+  const carol = await read(TOKENS.carol)
+  t.equal(await carol.board.getByRole('button', { name: 'New issue' }).count(), 0, 'no New issue')
+  t.equal(await carol.card.getByRole('button').count(), 0, 'no estimate button on the card')
+  t.match(await carol.card.textContent(), /3/, 'the estimate is shown as text')
+  t.equal(await carol.card.getByTitle('Drag to move').count(), 0, 'no drag grip')
+  await carol.card.focus()
+  await carol.page.keyboard.press('e')
+  t.equal(await carol.page.getByRole('textbox', { name: /^Estimate of #1/ }).count(), 0, 'E opens no estimate field')
+
+  const bob = await read(TOKENS.bob)
+  t.ok(await bob.board.getByRole('button', { name: 'New issue' }).count() > 0, 'a writer has New issue')
+  t.equal(await bob.card.getByRole('button', { name: '3' }).count(), 1, 'and the estimate button')
+  t.equal(await bob.card.getByTitle('Drag to move').count(), 1, 'and the grip')
 })

@@ -49,7 +49,24 @@ export interface State {
   /** who is signed in (`GET /account`); `administrator` opens the Administration view */
   account: Account | null
 }
-export interface Account { login: string, administrator: boolean }
+export interface Account {
+  login: string
+  administrator: boolean
+  /** each readable repository's level (1 read, 2 write, 3 admin) and the credential's scope; absent: not known (GET /account) */
+  levels?: Map<number, number>
+  scope?: 'read' | 'write'
+}
+
+const LEVEL = { read: 1, write: 2, admin: 3 } as const
+
+/**
+ * Whether the person may change the repository's issues (`write`, or `admin` with `level` 3), as
+ * `GET /account` says; while that is not known the controls stay (the server decides).
+ */
+export function mayChange (account: Account | null, repoId: number, level = 2): boolean {
+  if (account === null || account.levels === undefined) return true
+  return account.scope !== 'read' && (account.levels.get(repoId) ?? 0) >= level
+}
 export interface Provider { id: string, name: string, login_url: string }
 export interface Sprint { id: string, name: string, state: 'active' | 'future' | 'closed', starts_at: string, ends_at: string }
 export interface NewIssue { title: string, body?: string, labels?: string[], assignees?: string[], estimate?: number }
@@ -195,8 +212,11 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
 
   /** Who is signed in, and whether an administrator (the Administration view's link). */
   async function account () {
-    const me = await client.get<{ login: string, administrator?: boolean }>('/account')
-    set({ account: { login: me.login, administrator: me.administrator === true } })
+    const me = await client.get<{
+      login: string, administrator?: boolean, permissions?: Array<{ repo_id: number, permission: keyof typeof LEVEL }>, signed_in_with?: { scope?: 'read' | 'write' }
+    }>('/account')
+    const levels = Array.isArray(me.permissions) ? new Map(me.permissions.map((p) => [p.repo_id, LEVEL[p.permission] ?? 0])) : undefined
+    set({ account: { login: me.login, administrator: me.administrator === true, ...(levels === undefined ? {} : { levels, scope: me.signed_in_with?.scope ?? 'write' }) } })
   }
 
   async function providers () {

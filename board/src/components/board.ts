@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { isFiltering, issues, matches, type Card as CardData } from '../model.js'
-import { CLOSED, type Store } from '../store.js'
+import { CLOSED, mayChange, type Store } from '../store.js'
 import { useArrivals } from './arrivals.js'
 import { Card } from './card.js'
 import { Column, ROW } from './column.js'
@@ -24,6 +24,8 @@ export function shownColumns (store: Store): Array<{ id: string, name: string, c
 export function Board ({ store }: { store: Store }) {
   const { state } = store
   const columns = shownColumns(store)
+  /** Whether the person may move and estimate this card (read-only people see no controls for it). */
+  const writable = (key: string): boolean => { const card = state.cards.get(key); return card === undefined || mayChange(state.account, card.repo) }
   const region = useRef<HTMLElement>(null)
   const press = useRef<{ key: string, x: number, y: number, id: number, el: HTMLElement, moved: boolean } | null>(null)
   const dragged = useRef(false)
@@ -66,6 +68,7 @@ export function Board ({ store }: { store: Store }) {
     const el = (e.target as HTMLElement).closest<HTMLElement>('li.card')
     if (el === null || e.button !== 0 || (e.target as HTMLElement).closest('button, input, a') !== null) return
     if (el.closest('ul.cards')?.getAttribute('data-pipeline') === CLOSED) return
+    if (!writable(el.dataset.key!)) return
     press.current = { key: el.dataset.key!, x: e.clientX, y: e.clientY, id: e.pointerId, el, moved: false }
     el.setPointerCapture?.(e.pointerId)
   }
@@ -120,7 +123,7 @@ export function Board ({ store }: { store: Store }) {
     const cards = columns[at].cards
     const index = cards.findIndex((c) => c.key === key)
     if (e.key === 'e' || e.key === 'E') {
-      if (columns[at].id === CLOSED) return
+      if (columns[at].id === CLOSED || !writable(key)) return
       e.preventDefault()
       store.set({ editing: key })
       return
@@ -145,13 +148,15 @@ export function Board ({ store }: { store: Store }) {
       if (next !== undefined) store.set({ focus: next.key })
       return
     }
-    if (target.id === CLOSED || columns[at].id === CLOSED) return
+    if (target.id === CLOSED || columns[at].id === CLOSED || !writable(key)) return
     const slot = dx === 0 ? index + dy : Math.min(index, others.length)
     if (slot < 0 || (dx === 0 && slot >= cards.length)) return
     store.move(key, target.id, slot, target.cards.map((c) => c.key))
   }
 
   const filtering = isFiltering(state.filter)
+  // New issue where at least one repository of the board takes them.
+  const canCreate = [...state.repos.keys()].some((id) => mayChange(state.account, id))
   return html`<div class="board-wrap">
     <section id="board" class="board" aria-label="Board" ref=${region}
       onPointerDown=${onPointerDown} onPointerMove=${onPointerMove} onPointerUp=${onPointerUp} onPointerCancel=${onPointerUp}
@@ -166,10 +171,11 @@ export function Board ({ store }: { store: Store }) {
         return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${collapsed}
           loading=${loading} count=${closedCount}
           filtering=${filtering} dropSlot=${dropSlot} focusIndex=${focusIndex} onToggle=${() => store.toggleCollapsed(column.id)}
-          footer=${isClosed && closedFooter(store)} onNew=${isClosed ? undefined : () => store.set({ creating: column.id })}
+          footer=${isClosed && closedFooter(store)} onNew=${isClosed || !canCreate ? undefined : () => store.set({ creating: column.id })}
           renderCard=${(card: CardData, index: number, top: number) => html`<${Card} key=${card.key} card=${card} repo=${state.repos.get(card.repo)}
             showRepo=${showRepo} relations=${state.relations} epicName=${epicName} top=${top} index=${index} count=${column.cards.length}
             focused=${state.focus === card.key} editing=${state.editing === card.key} dragging=${state.drag?.key === card.key}
+            editable=${mayChange(state.account, card.repo)}
             onEdit=${(on: boolean) => store.set(on ? { editing: card.key } : { editing: null, focus: card.key })}
             onEstimate=${async (value: number | null) => await store.setEstimate(card.key, value)}
             onSay=${store.say} onFocus=${() => { if (state.focus !== card.key) state.focus = card.key }} />`} />`

@@ -17,6 +17,8 @@ export interface CardProps {
   focused: boolean
   editing: boolean
   dragging: boolean
+  /** false for who may only read the repository: no grip, no estimate button (absent, not refused) */
+  editable?: boolean
   onEdit: (editing: boolean) => void
   onEstimate: (value: number | null) => Promise<boolean>
   onSay: (text: string, error: boolean) => void
@@ -34,21 +36,24 @@ export function Card (props: CardProps) {
   const blocking = relations.blocking.get(card.key) ?? []
   const epics = relations.epicsOf.get(card.key) ?? []
   const name = props.repo === undefined ? undefined : props.repo.name
+  const editable = props.editable !== false
   return html`<li ref=${ref} class=${`card${props.dragging ? ' dragging' : ''}${card.closed ? ' closed' : ''}`} tabindex="0" data-key=${card.key}
       aria-label=${cardName(card, props.showRepo ? name : undefined, relations, props.epicName)}
       aria-posinset=${props.index + 1} aria-setsize=${props.count} style=${{ top: `${props.top}px` }} onFocus=${(e: FocusEvent) => { if (e.target === ref.current) props.onFocus() }}>
-    <span class="grip" aria-hidden="true" title="Drag to move">⠿</span>
+    ${editable && html`<span class="grip" aria-hidden="true" title="Drag to move">⠿</span>`}
     <div class="line">
       <a href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>
       <span class="title">${card.title}</span>
     </div>
     <div class="meta">
       ${props.showRepo && html`<span class="repo" style=${{ '--hue': String(repoHue(props.repo, card.repo)) }}>${name ?? `repository ${card.repo}`}</span>`}
-      ${props.editing
+      ${props.editing && editable
         ? html`<${EstimateEditor} card=${card} onDone=${() => props.onEdit(false)} onSave=${props.onEstimate} onSay=${props.onSay} />`
-        : card.estimate !== null
-          ? html`<button type="button" class="estimate" tabindex="-1" title="Estimate (E)" onClick=${() => props.onEdit(true)}>${points(card.estimate)}</button>`
-          : !card.closed && html`<button type="button" class="estimate none" tabindex="-1" title="Estimate (E)" aria-label=${`Estimate #${card.number}`} onClick=${() => props.onEdit(true)}>–</button>`}
+        : !editable
+          ? card.estimate !== null && html`<span class="estimate">${points(card.estimate)}</span>`
+          : card.estimate !== null
+            ? html`<button type="button" class="estimate" tabindex="-1" title="Estimate (E)" onClick=${() => props.onEdit(true)}>${points(card.estimate)}</button>`
+            : !card.closed && html`<button type="button" class="estimate none" tabindex="-1" title="Estimate (E)" aria-label=${`Estimate #${card.number}`} onClick=${() => props.onEdit(true)}>–</button>`}
       ${card.pull_request && html`<span class="badge pr" title="Pull request">PR</span>`}
       ${card.is_epic && html`<span class="badge epic">Epic</span>`}
       ${epics.slice(0, 1).map((e) => html`<span class="badge in-epic" title=${`In epic ${props.epicName(e)}`}>${props.epicName(e)}</span>`)}

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Pipeline } from '../model.js'
-import type { Store } from '../store.js'
+import { mayChange, type Store } from '../store.js'
 import { SprintSettings } from './settings-sprints.js'
 
 function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }) {
@@ -27,6 +27,8 @@ function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }
 export function Settings ({ store }: { store: Store }) {
   const { state } = store
   const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
+  // Fields only for who may change them (admin on every repository of the workspace); others read the labels.
+  const admin = workspace !== undefined && workspace.repositories.every((id) => mayChange(state.account, id, 3))
   return html`<section class="settings" aria-label="Settings">
     <${SprintSettings} store=${store} />
     <h2>Pipeline labels on the issue host</h2>
@@ -37,6 +39,8 @@ export function Settings ({ store }: { store: Store }) {
       admin permission on every repository of ${workspace === undefined ? 'the workspace' : `"${workspace.name}"`};
       leave a field empty for no label.
     </p>
-    ${state.pipelines.map((p) => html`<${HostLabelRow} key=${`${p.id}:${p.host_label ?? ''}`} store=${store} pipeline=${p} />`)}
+    ${admin
+      ? state.pipelines.map((p) => html`<${HostLabelRow} key=${`${p.id}:${p.host_label ?? ''}`} store=${store} pipeline=${p} />`)
+      : html`<ul class="host-labels" aria-label="Pipeline labels">${state.pipelines.map((p) => html`<li key=${p.id}>${p.name}: ${p.host_label ?? 'no label'}</li>`)}</ul>`}
   </section>`
 }
