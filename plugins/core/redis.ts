@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 
 export interface RedisPluginOptions {
   /** `redis://…`; without it every instance keeps its own limits and live fan-out */
@@ -39,6 +39,8 @@ export default fp<RedisPluginOptions>(async (fastify, opts) => {
     fastify.decorate('planningRedis', null)
     return
   }
+  // ioredis is imported only when REDIS_URL is set: a start without Redis does not load it.
+  const { Redis } = await import('ioredis')
   const prefix = opts.redisPrefix ?? 'planning:'
   const options = { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: false, commandTimeout: 2000 }
   const client = new Redis(opts.redisUrl, { ...options, keyPrefix: prefix })
