@@ -26,13 +26,36 @@ export function check (client: string, root: URL): { valid: string[], invalid: A
 }
 
 const expected: Record<string, string[]> = {
-  'dependency-graph': ['DeleteIssueDependency', 'GetAllOrganizations', 'GetIssueByNumber', 'GetRepoAndPipelines', 'GetSimpleIssueByNumber', 'GetWorkSpace'],
+  'dependency-graph': [
+    'CreateBlockage', 'DeleteIssueDependency', 'GetAllEpics', 'GetAllOrganizations', 'GetIssueByNumber', 'GetRepoAndPipelines', 'GetSimpleIssueByNumber',
+    'GetWorkSpace'
+  ],
   'zenhub-mcp': [
-    'dependencies__mutations__createIssueDependency', 'dependencies__mutations__deleteIssueDependency',
-    'issues__queries__moveIssue', 'issues__queries__setEstimate',
-    'pipelines__queries__getWorkspacePipelines', 'queries__queries__issueByInfo', 'queries__queries__searchIssuesByPipeline', 'queries__queries__viewer',
-    'sprints__queries__getWorkspaceSprints', 'workspaces__queries__getOrganizationWorkspaces', 'workspaces__queries__getUserOrganizations',
+    'dependencies__mutations__createIssueDependency', 'dependencies__mutations__deleteIssueDependency', 'epics__mutations__addIssuesToEpics',
+    'epics__mutations__createEpic', 'epics__mutations__removeIssuesFromEpics', 'issues__mutations__addAssigneesToIssues',
+    'issues__mutations__addLabelsToIssues', 'issues__mutations__createIssue', 'issues__mutations__removeAssigneesFromIssues',
+    'issues__mutations__removeLabelsFromIssues', 'issues__mutations__updateIssue', 'issues__queries__closeIssues', 'issues__queries__moveIssue',
+    'issues__queries__reopenIssues', 'issues__queries__setEstimate', 'pipelines__queries__getWorkspacePipelines', 'queries__queries__issueByInfo',
+    'queries__queries__searchIssuesByPipeline', 'queries__queries__viewer', 'sprints__mutations__addIssuesToSprints',
+    'sprints__mutations__createSprintConfig', 'sprints__mutations__removeIssuesFromSprints', 'sprints__queries__getWorkspaceSprints',
+    'users__queries__searchWorkspaceUsers', 'workspaces__queries__getOrganizationWorkspaces', 'workspaces__queries__getUserOrganizations',
     'workspaces__queries__getUserWorkspacesFromOrgs', 'workspaces__queries__searchUserWorkspaces'
+  ],
+  // zh's documents are its Go sources' query, mutation and fragment literals (tests left out), named <file>__<operation>
+  zh: [
+    'cmd_activity_go__ActivityClosed', 'cmd_activity_go__ActivityDefaultPRPipeline', 'cmd_activity_go__ActivityIssueByInfo',
+    'cmd_activity_go__ActivitySearch', 'cmd_board_go__GetBoard', 'cmd_epic_go__GetLegacyEpicProgress', 'cmd_epic_mutations_go__CreateEpic',
+    'cmd_epic_mutations_go__GetIssueForEpic', 'cmd_epic_mutations_go__GetWorkspaceOrg', 'cmd_epic_mutations_go__UpdateIssue',
+    'cmd_issue_close_go__CloseIssues', 'cmd_issue_close_go__GetIssueForClose', 'cmd_issue_connect_go__GetIssueForConnect',
+    'cmd_issue_connect_go__GetIssueForConnectByNode', 'cmd_issue_estimate_go__SetEstimate', 'cmd_issue_go__ListClosedIssues',
+    'cmd_issue_go__ListIssuesByPipeline', 'cmd_issue_label_go__AddLabelsToIssues', 'cmd_issue_label_go__GetIssueForLabel',
+    'cmd_issue_label_go__RemoveLabelsFromIssues', 'cmd_issue_move_go__GetPipelineIssueId', 'cmd_issue_move_go__MoveIssue',
+    'cmd_issue_move_go__MovePipelineIssues', 'cmd_issue_priority_go__GetIssueForPriority', 'cmd_issue_reopen_go__ReopenIssues',
+    'cmd_pipeline_go__ListPipelinesFull', 'cmd_sprint_go__GetSprint', 'cmd_sprint_go__GetSprintIssues', 'cmd_sprint_go__ListSprints',
+    'cmd_sprint_mutations_go__RemoveIssuesFromSprints', 'internal_resolve_epic_go__ListLegacyEpics', 'internal_resolve_issue_go__IssueByInfo',
+    'internal_resolve_issue_go__IssueByNode', 'internal_resolve_label_go__GetWorkspaceLabels', 'internal_resolve_pipeline_go__ListPipelines',
+    'internal_resolve_repo_go__ListRepos', 'internal_resolve_sprint_go__ListSprints', 'internal_resolve_user_go__ListZenhubUsers',
+    'internal_resolve_zenhub_label_go__ListZenhubLabels'
   ]
 }
 
