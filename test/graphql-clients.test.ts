@@ -27,7 +27,7 @@ export function check (client: string, root: URL): { valid: string[], invalid: A
 
 const expected: Record<string, string[]> = {
   'dependency-graph': [
-    'CreateBlockage', 'DeleteIssueDependency', 'GetAllEpics', 'GetAllOrganizations', 'GetIssueByNumber', 'GetRepoAndPipelines', 'GetSimpleIssueByNumber',
+    'CreateBlockage', 'DeleteIssueDependency', 'GetAllEpics', 'GetEpicChildIssues', 'GetAllOrganizations', 'GetIssueByNumber', 'GetRepoAndPipelines', 'GetSimpleIssueByNumber',
     'GetWorkSpace'
   ],
   'zenhub-mcp': [

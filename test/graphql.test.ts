@@ -288,6 +288,8 @@ t.test('workspace lists: issues, epics, labels, users, assignees; searchIssues; 
   t.notOk(issue.errors)
   t.same(issue.data.issueByInfo.releases.nodes.map((r: any) => [r.title, r.state, r.startOn]), [['R1', 'OPEN', '2026-01-01']])
   t.equal(issue.data.issueByInfo.parentIssue.number, 6)
+  const parent = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 6) { githubChildIssues { totalCount nodes { number } } } }`)
+  t.same(parent.data.issueByInfo.githubChildIssues, { totalCount: 1, nodes: [{ number: 5 }] }, 'the child whose parentIssue it is')
   t.same(issue.data.issueByInfo.repository.labels.nodes.map((l: any) => l.name), ['bug', 'ui'])
   t.same(issue.data.issueByInfo.repository.milestones.nodes.map((m: any) => m.title), ['v1.0'])
   t.equal(issue.data.issueByInfo.repository.milestones.nodes[0].id, encodeId('Milestone', `${REPO}:1`))

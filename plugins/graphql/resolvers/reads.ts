@@ -489,6 +489,10 @@ export const loaders = {
         return parent === undefined ? null : issueObject(parent)
       })
     },
+    async githubChildIssues (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
+      const rows = group((await ctx.reads.childrenOf(queries.map((q) => q.obj.id))).filter((r) => ctx.readable.has(r.repo_id)), (r) => r.epic_id)
+      return queries.map((q) => smallIssueConnection(rows.get(q.obj.id) ?? [], q.params))
+    },
     async releases (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
       const rows = group(await ctx.reads.releasesOf(queries.map((q) => q.obj.id)), (r) => r.issue_id)
       return queries.map((q) => listConnection((rows.get(q.obj.id) ?? []).map(releaseObject), (r) => r.id, q.params))
