@@ -217,3 +217,17 @@ t.test('createPipeline, updatePipeline and deletePipeline: the admin API\'s oper
   const audit = (await app.admin({ url: '/admin/audit?limit=10' })).json()
   t.ok(JSON.stringify(audit).includes('pipeline.deleted'), 'audited as admin writes are')
 })
+
+t.test('addRepositoryToWorkspace and disconnectWorkspaceRepository: the admin API\'s workspace change, administrators only', async (t) => {
+  const repos = async () => (await app.admin({ url: '/admin/workspaces' })).json().find((w: any) => w.id === WS_NEW).repositories
+  t.equal((await gql(app, 'bob', `mutation { addRepositoryToWorkspace(input: { workspaceId: "${WS_NEW}", repositoryGhId: "${OTHER_REPO}" }) { clientMutationId } }`)).errors![0].extensions.code, 'FORBIDDEN')
+  t.same(await repos(), [REPO])
+  await app.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true } })
+  const added = await gql(app, 'alice', `mutation { addRepositoryToWorkspace(input: { workspaceId: "${WS_NEW}", repositoryGhId: "${OTHER_REPO}", clientMutationId: "r" }) {
+    clientMutationId workspaceRepository { repository { ghId } workspace { id } } } }`)
+  t.same(added.data.addRepositoryToWorkspace, { clientMutationId: 'r', workspaceRepository: { repository: { ghId: OTHER_REPO }, workspace: { id: WS_NEW } } })
+  t.same(await repos(), [REPO, OTHER_REPO])
+  const removed = await gql(app, 'alice', `mutation { disconnectWorkspaceRepository(input: { workspaceId: "${WS_NEW}", repositoryGhId: ${OTHER_REPO} }) { workspace { id } } }`)
+  t.same(removed.data, { disconnectWorkspaceRepository: { workspace: { id: WS_NEW } } })
+  t.same(await repos(), [REPO])
+})

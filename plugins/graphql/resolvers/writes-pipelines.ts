@@ -1,8 +1,8 @@
 import { Forbidden, Invalid, NotFound } from '../../../db/errors.js'
 import { visibleWorkspace } from '../../../db/workspace-access.js'
 import { createAdminOperations } from '../../../services/admin.js'
-import { pipelineKey } from '../ids.js'
-import { pipelineObject } from './objects.js'
+import { encodeId, pipelineKey } from '../ids.js'
+import { pipelineObject, repositoryObject, workspaceObject } from './objects.js'
 import { echo, mayWrite, type Ctx, type Input } from './write-access.js'
 
 /**
@@ -73,5 +73,27 @@ export const pipelineWrites = {
     await createAdminOperations(ctx.store).deletePipeline(ctx.user, pipeline.workspace_id, pipeline.id, destination.id)
     await audit()
     return { ...echo(input), destinationPipeline: await reread(ctx, destination.id) }
+  },
+
+  async addRepositoryToWorkspace (_: unknown, { input }: { input: Input & { workspaceId: string, repositoryGhId: string } }, ctx: Ctx) {
+    const repoId = Number(input.repositoryGhId)
+    if (!Number.isSafeInteger(repoId) || !ctx.readable.has(repoId)) throw new NotFound(`repository ${input.repositoryGhId} not found`)
+    const audit = await administrator(ctx, input.workspaceId, 'workspace.repository_added', { repository: repoId })
+    await createAdminOperations(ctx.store).updateWorkspace(input.workspaceId, { add_repositories: [repoId] })
+    await audit()
+    const [[repository], [workspace]] = await Promise.all([ctx.reads.repositoriesByIds([repoId]), ctx.reads.workspacesByIds([input.workspaceId])])
+    const at = new Date(ctx.now()).toISOString()
+    const workspaceRepository = {
+      id: encodeId('WorkspaceRepository', `${input.workspaceId}:${repoId}`), repository: repositoryObject(repository), workspace: workspaceObject(workspace), createdAt: at, updatedAt: at
+    }
+    return { ...echo(input), workspaceRepository }
+  },
+
+  async disconnectWorkspaceRepository (_: unknown, { input }: { input: Input & { workspaceId: string, repositoryGhId: number } }, ctx: Ctx) {
+    const audit = await administrator(ctx, input.workspaceId, 'workspace.repository_removed', { repository: input.repositoryGhId })
+    await createAdminOperations(ctx.store).updateWorkspace(input.workspaceId, { remove_repositories: [input.repositoryGhId] })
+    await audit()
+    const [workspace] = await ctx.reads.workspacesByIds([input.workspaceId])
+    return { ...echo(input), workspace: workspaceObject(workspace) }
   }
 }
