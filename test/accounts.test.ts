@@ -86,8 +86,11 @@ t.test('10 failures in 10 minutes lock the login for 10 minutes: 429 with Retry-
   t.ok(retry > 540 && retry <= 600, `Retry-After ${retry}`)
   t.equal((await signIn(a, 'Bob', 'bob-password-12')).statusCode, 429, 'logins compare case-insensitively')
   t.equal((await signIn(a, 'carol', 'whatever-password')).statusCode, 401, 'other logins are not locked')
-  const audit = (await a.admin({ url: '/admin/audit?limit=100' })).json().entries as Array<{ action: string, target: string }>
-  t.equal(audit.filter((e) => e.action === 'sign_in.refused' && e.target === 'login:bob').length, 12)
+  const audit = (await a.admin({ url: '/admin/audit?limit=100' })).json().entries as Array<{ action: string, target: string, detail: Record<string, unknown> }>
+  const refusals = audit.filter((e) => e.action === 'sign_in.refused' && e.target === 'login:bob')
+  t.equal(refusals.length, 12, 'one entry per refusal')
+  t.ok(refusals.every((e) => e.detail.provider === 'password' && e.detail.count === undefined), 'each on its own, not counted per hour like provider callbacks')
+  t.equal(refusals.filter((e) => /locked out/.test(String(e.detail.reason))).length, 2, 'the two refused while locked say so')
 })
 
 t.test('changing a password needs the current one and ends the other sessions', async (t) => {
