@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, REPO, OTHER_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
+import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 
 type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
@@ -230,4 +230,28 @@ t.test('addRepositoryToWorkspace and disconnectWorkspaceRepository: the admin AP
   const removed = await gql(app, 'alice', `mutation { disconnectWorkspaceRepository(input: { workspaceId: "${WS_NEW}", repositoryGhId: ${OTHER_REPO} }) { workspace { id } } }`)
   t.same(removed.data, { disconnectWorkspaceRepository: { workspace: { id: WS_NEW } } })
   t.same(await repos(), [REPO])
+})
+
+t.test('a pipeline or sprint of a workspace the caller cannot see is NOT_FOUND in writes and left out of Issue.sprints', async (t) => {
+  // A workspace holding only what bob and carol cannot read: its pipeline ids must tell them nothing.
+  const made = await app.admin({ method: 'POST', url: '/admin/workspaces', payload: { name: 'Hidden', repositories: [REPO, PRIVATE_REPO], pipelines: ['Secret plans'] } })
+  const hidden = made.json() as { id: string, pipelines: Array<{ id: string }> }
+  const pipelineId = encodeId('Pipeline', hidden.pipelines[0].id)
+  const sprintConfig = { length_weeks: 1, starts_on: new Date().toISOString().slice(0, 10), time_zone: 'UTC' }
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${hidden.id}/sprint_config`, payload: sprintConfig })).statusCode, 200)
+  const sprint = (await app.as('alice', { url: `/p2/workspaces/${hidden.id}/sprints?state=active` })).json()[0]
+  t.equal((await app.as('alice', { method: 'POST', url: `/p2/sprints/${sprint.id}/issues`, payload: { issues: [{ repo_id: REPO, issue_number: 5 }] } })).statusCode, 200)
+  const left = await app.admin({ method: 'PATCH', url: `/admin/workspaces/${hidden.id}`, payload: { remove_repositories: [REPO] } })
+  t.equal(left.statusCode, 200, left.body)
+
+  const five = await idOf(REPO, 5)
+  const sprints = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 5) { sprints { nodes { name } } } }`)
+  t.same(sprints.data.issueByInfo.sprints.nodes, [], 'the sprint of a board the issue has left, which carol cannot see, is not named')
+  const moved = await gql(app, 'bob', `mutation { movePipelineIssues(input: { pipelineId: "${pipelineId}", pipelineIssueIds: [], position: START }) { pipeline { name } } }`)
+  t.equal(moved.errors![0].extensions.code, 'NOT_FOUND')
+  t.notMatch(JSON.stringify(moved), /Secret plans|Hidden/, 'no trace of the pipeline or its workspace')
+  const reopened = await gql(app, 'bob', `mutation { reopenIssues(input: { issueIds: ["${five}"], pipelineId: "${pipelineId}", position: END }) { successCount } }`)
+  t.equal(reopened.errors![0].extensions.code, 'NOT_FOUND')
+  const move = await gql(app, 'bob', `mutation { moveIssue(input: { issueId: "${five}", pipelineId: "${pipelineId}", position: 0 }) { issue { number } } }`)
+  t.equal(move.errors![0].extensions.code, 'NOT_FOUND')
 })

@@ -8,6 +8,7 @@ import {
   ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, webUrl, workspaceObject,
   type IssueObject, type PipelineObject, type RepositoryObject, type SprintObject, type WorkspaceObject
 } from './objects.js'
+import { pipelineFor, workspaceFor } from './visibility.js'
 
 type Ctx = GraphContext
 interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
@@ -40,24 +41,6 @@ function filterOf (ctx: Ctx, repoIds: number[], filters: SearchFilters | null | 
   if (filters?.sprints?.in != null) f.sprintIds = filters.sprints.in.map((id) => textKey(id, 'Sprint'))
   if (filters?.milestones?.in != null) f.milestoneTitles = filters.milestones.in
   return f
-}
-
-/** A visible workspace: it holds a repository the viewer can read. */
-async function workspaceFor (ctx: Ctx, id: string): Promise<{ workspace: WorkspaceObject, repoIds: number[] } | undefined> {
-  const [row] = await ctx.reads.workspacesByIds([id])
-  if (row === undefined) return undefined
-  const repoIds = (await ctx.reads.repositoriesOf([id])).map((r) => r.repo_id)
-  if (!repoIds.some((r) => ctx.readable.has(r))) return undefined
-  return { workspace: workspaceObject(row), repoIds }
-}
-
-/** A pipeline of a visible workspace, or NOT_FOUND. */
-async function pipelineFor (ctx: Ctx, id: string) {
-  const key = pipelineKey(id)
-  const [pipeline] = await ctx.reads.pipelinesByIds([key])
-  const found = pipeline === undefined ? undefined : await workspaceFor(ctx, pipeline.workspace_id)
-  if (pipeline === undefined || found === undefined) throw new NotFound(`pipeline ${id} not found`)
-  return { pipeline, repoIds: found.repoIds }
 }
 
 type Maybe<T> = T | null | undefined
@@ -500,7 +483,8 @@ export const loaders = {
     async sprints (queries: Array<Query<IssueObject, PageArgs & { workspaceId?: string | null }>>, ctx: Ctx) {
       const links = await ctx.reads.sprintIdsOf(queries.map((q) => q.obj.id))
       const byWorkspace = new Map<string, SprintObject[]>()
-      for (const ws of new Set(links.map((l) => l.workspace_id))) byWorkspace.set(ws, await sprintsOf(ctx, ws))
+      // Only workspaces the viewer can see: an issue's sprints in a board it has left name nothing of that board.
+      for (const ws of new Set(links.map((l) => l.workspace_id))) if (await workspaceFor(ctx, ws) !== undefined) byWorkspace.set(ws, await sprintsOf(ctx, ws))
       return queries.map((q) => {
         const mine = links.filter((l) => l.issue_id === q.obj.id && (q.params.workspaceId == null || l.workspace_id === q.params.workspaceId))
         const list = mine.map((l) => byWorkspace.get(l.workspace_id)?.find((s) => s.id === l.sprint_id)).filter((s): s is SprintObject => s !== undefined)

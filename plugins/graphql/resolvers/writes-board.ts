@@ -1,8 +1,9 @@
 import type { MovePosition } from '../../../db/boards.js'
-import { Invalid, NotFound } from '../../../db/errors.js'
-import { encodeId, pipelineIssueKey, pipelineKey } from '../ids.js'
+import { Invalid } from '../../../db/errors.js'
+import { encodeId, pipelineIssueKey } from '../ids.js'
 import { pipelineObject } from './objects.js'
 import { echo, mayWrite, MAX_BATCH, writableIssue, type Ctx, type Input, type Target } from './write-access.js'
+import { pipelineFor } from './visibility.js'
 
 export interface PipelineIssuesMove {
   pipelineId: string
@@ -16,8 +17,7 @@ export interface PipelineIssuesMove {
 export const boardWrites = {
   async movePipelineIssues (_: unknown, { input }: { input: Input & PipelineIssuesMove }, ctx: Ctx) {
     mayWrite(ctx)
-    const [pipeline] = await ctx.reads.pipelinesByIds([pipelineKey(input.pipelineId)])
-    if (pipeline === undefined) throw new NotFound(`pipeline ${input.pipelineId} not found`)
+    const { pipeline } = await pipelineFor(ctx, input.pipelineId)
     const ways = [input.position, input.afterPipelineIssueId, input.beforePipelineIssueId].filter((w) => w != null).length
     if (ways !== 1) throw new Invalid('give exactly one of position, afterPipelineIssueId and beforePipelineIssueId')
     const keys = [...new Set(input.pipelineIssueIds)].map(pipelineIssueKey)

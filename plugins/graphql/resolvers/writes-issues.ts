@@ -1,6 +1,7 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
-import { numberKey, pipelineKey } from '../ids.js'
+import { numberKey } from '../ids.js'
 import { echo, eachIssue, mayWrite, reread, writableIssue, writableIssues, type Ctx, type Input } from './write-access.js'
+import { pipelineFor } from './visibility.js'
 
 type IssueState = 'OPEN' | 'CLOSED'
 export interface NewIssue { repositoryId: string, title: string, body?: string | null, labels?: string[] | null, assignees?: string[] | null }
@@ -16,8 +17,7 @@ export const issueWrites = {
 
   async reopenIssues (_: unknown, { input }: { input: Input & { issueIds: string[], pipelineId: string, position: 'START' | 'END' } }, ctx: Ctx) {
     const targets = await writableIssues(ctx, input.issueIds)
-    const [pipeline] = await ctx.reads.pipelinesByIds([pipelineKey(input.pipelineId)])
-    if (pipeline === undefined) throw new NotFound(`pipeline ${input.pipelineId} not found`)
+    const { pipeline } = await pipelineFor(ctx, input.pipelineId)
     const landing = { user: ctx.user, pipelineId: pipeline.id, position: input.position === 'START' ? 'top' as const : 'bottom' as const }
     return { ...echo(input), ...await eachIssue(ctx, targets, async ({ issue, repo }) => await ctx.hostIssues.setState(repo, issue.number, 'open', landing)) }
   },

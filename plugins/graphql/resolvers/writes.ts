@@ -1,5 +1,5 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
-import { encodeId, numberKey, pipelineKey } from '../ids.js'
+import { encodeId, numberKey } from '../ids.js'
 import { issueObject, pipelineObject } from './objects.js'
 import { mayWrite, reread, writableIssue, type Ctx, type Input } from './write-access.js'
 import { issueWrites } from './writes-issues.js'
@@ -8,6 +8,7 @@ import { labelWrites } from './writes-labels.js'
 import { boardWrites } from './writes-board.js'
 import { epicWrites } from './writes-epics.js'
 import { pipelineWrites } from './writes-pipelines.js'
+import { pipelineFor } from './visibility.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
@@ -42,8 +43,7 @@ export const mutationResolvers = {
   async moveIssue (_: unknown, { input }: { input: Input & { issueId: string, pipelineId: string, position?: number | null } }, ctx: Ctx) {
     mayWrite(ctx)
     const { issue, repo } = await writableIssue(ctx, input.issueId)
-    const [pipeline] = await ctx.reads.pipelinesByIds([pipelineKey(input.pipelineId)])
-    if (pipeline === undefined) throw new NotFound(`pipeline ${input.pipelineId} not found`)
+    const { pipeline } = await pipelineFor(ctx, input.pipelineId)
     const position = input.position ?? 0
     if (position < 0) throw new Invalid('position must be 0 or more')
     await ctx.store.boards.move(ctx.user, pipeline.workspace_id, repo, issue.number, pipeline.id, position)
