@@ -39,7 +39,7 @@ export const BoardQuery = Type.Object({
   pipeline_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'only this pipeline (an extension)' })),
   format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')], { description: 'csv: one row per issue, for spreadsheets (an extension; also Accept: text/csv)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'a paged read (an extension): at most this many issues per pipeline, with each pipeline\'s totals and the cursor of its next page' })),
-  after: Type.Optional(Type.Integer({ minimum: 1, description: 'with `limit` and `pipeline_id`: the page after this issue (a `next_after`)' }))
+  after: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'with `limit` and `pipeline_id`: the page after this issue (a `next_after`)' }))
 })
 
 /** A workspace with its repositories and pipelines: what the admin API shows, and GET /p2/workspaces. */

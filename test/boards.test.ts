@@ -310,7 +310,8 @@ t.test('paged boards: each pipeline\'s first rows with its totals, then the next
     [`limit=2&pipeline_id=${P.todo}&after=6`, /issue 6 is not open in pipeline/],
     ['limit=2&pipeline_id=nope', /pipeline_id nope is not a pipeline/],
     ['limit=0', /limit/],
-    ['limit=1001', /limit/]
+    ['limit=1001', /limit/],
+    [`limit=2&pipeline_id=${P.todo}&after=100000000000000000000`, /after/]
   ] as const) {
     const res = await app.as('alice', { url: `${url}?${query}` })
     t.equal(res.statusCode, 400, query)
