@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { LoginParams, type ErrorBody } from '../schemas/common.js'
 import { ResetLink } from '../schemas/invites.js'
 import { createAccountOperations } from '../services/accounts.js'
-import { mailIfPossible } from '../services/mail.js'
+import { mailLink } from '../services/mail.js'
 import { absoluteUrl } from './invites.js'
 
 /** Password resets without mail (docs/sign-in.md, "Invites and resets"): a one-use link for 24 hours, passed on by hand. */
@@ -33,7 +33,7 @@ const adminAccounts: FastifyPluginAsyncTypebox<AdminAccountsOptions> = async (fa
     const mail = email === null
       ? undefined
       : { to: email, subject: 'Set a new password', text: `Open this link to set a new password for ${made.user.login} (it works once, for 24 hours):\n${url}\n` }
-    const mailed = await mailIfPossible(fastify.planningMail, mail, (m) => { request.log.warn(m) })
+    const mailed = await mailLink(fastify.planningMail, opts.publicUrl, mail, (m) => { request.log.warn(m) })
     return await reply.status(201).send({ url, expires_at: new Date(made.link.expires_at).toISOString(), ...mailed })
   })
 }

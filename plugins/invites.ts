@@ -7,7 +7,7 @@ import { LEVELS } from '../db/users.js'
 import { EmptyBody, ErrorBody, errorResponses, Type } from '../schemas/common.js'
 import { CreateInviteBody, Invite, InviteParams, InvitesQuery, NewInvite } from '../schemas/invites.js'
 import { createAccountOperations, type InvitePermission } from '../services/accounts.js'
-import { mailIfPossible } from '../services/mail.js'
+import { mailLink } from '../services/mail.js'
 
 export interface InvitesPluginOptions {
   /** PUBLIC_URL (BASE_PATH not included): the invite links' start; else the request's own address */
@@ -72,7 +72,7 @@ const invites: FastifyPluginAsyncTypebox<InvitesPluginOptions> = async (fastify,
           text: `${request.planningUser!.login} invites you to the workspace ${workspace?.name ?? workspaceId} with ${permission} permission.\n\n` +
             `Open this link to choose a login and a password (it works once, for 7 days):\n${url}\n`
         }
-    const mailed = await mailIfPossible(fastify.planningMail, mail, (m) => { request.log.warn(m) })
+    const mailed = await mailLink(fastify.planningMail, opts.publicUrl, mail, (m) => { request.log.warn(m) })
     return await reply.status(201).send({ ...shape(made.link), url, ...mailed })
   })
 

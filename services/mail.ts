@@ -38,3 +38,16 @@ export async function mailIfPossible (mailer: Mailer | null, mail: Mail | undefi
     return { mailed: false, mail_error: `the mail was not sent (${why}); pass the link on by hand` }
   }
 }
+
+/**
+ * Mails a message holding a link, but only when the link's origin is PUBLIC_URL: one built from the
+ * request's Host header could point anywhere, and a mail from us would carry it to the person.
+ */
+export async function mailLink (
+  mailer: Mailer | null, publicUrl: string | undefined, mail: Mail | undefined, warn: (msg: string) => void
+): Promise<MailOutcome> {
+  if (mailer !== null && mail !== undefined && publicUrl === undefined) {
+    return { mailed: false, mail_error: 'links are mailed only when PUBLIC_URL is set (the address people use); pass the link on by hand' }
+  }
+  return await mailIfPossible(mailer, mail, warn)
+}

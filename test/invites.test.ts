@@ -225,6 +225,14 @@ t.test('with SMTP_URL, invites with an email and reset links are mailed too; a m
   t.equal(smtp.mails[1].to, 'alice@example.com')
   t.ok(smtp.mails[1].body.includes(reset.url), 'the reset link in the mail')
   t.match((await a.as('alice', { method: 'POST', url: '/admin/users/bob/password-reset' })).json(), { mailed: false }, 'bob has no email')
+
+  // Without PUBLIC_URL a link is built from the request's Host, which the client chooses: never mailed.
+  const b = await build(t, { signIn: { mail: { url: `smtp://127.0.0.1:${smtp.port}`, from: 'planning@planning.test' } } })
+  await b.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true, email: 'alice@example.com' } })
+  const forged = await b.as('alice', { method: 'POST', url: '/invites', headers: { host: 'evil.example' }, payload: { workspace_id: WS_OLD, permission: 'write', email: 'erin@example.com' } })
+  t.match(forged.json(), { mailed: false, mail_error: /only when PUBLIC_URL is set/, url: /^http:\/\/evil\.example\/invite\// })
+  t.match((await b.as('alice', { method: 'POST', url: '/admin/users/alice/password-reset', headers: { host: 'evil.example' } })).json(), { mailed: false, mail_error: /PUBLIC_URL/ })
+  t.equal(smtp.mails.length, 2, 'nothing more was mailed')
 })
 
 t.test('a mail server that does not answer: the invite is made and says the mail was not sent', async (t) => {
