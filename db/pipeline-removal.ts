@@ -15,6 +15,8 @@ export function createPipelineRemoval (db: Executor, events: DomainEvents) {
   return {
     async remove (user: { id: number, login: string } | undefined, workspaceId: string, pipelineId: string, destinationId: string): Promise<{ moved: number }> {
       return await writeTransaction(db, async (trx) => {
+        // Deletions in one workspace one at a time: each reads the pipelines the one before left.
+        await lockFor(trx, `pipelines-of:${workspaceId}`)
         const workspace = await trx.selectFrom('workspaces').select(['id', 'name']).where('id', '=', workspaceId).executeTakeFirst()
         if (workspace === undefined) throw new NotFound(`workspace ${workspaceId} not found`)
         const lanes = await trx.selectFrom('pipelines').select(['id', 'name']).where('workspace_id', '=', workspaceId).orderBy('sort_order').execute()

@@ -127,6 +127,11 @@ t.test('deleting a pipeline moves its issues to another one first, each with its
   t.match(events.find((e) => e.type === 'transferIssue'), { from_pipeline: { name: 'To Do' }, to_pipeline: { name: 'Doing' } }, 'each move has its event')
   const audit = (await app.admin({ url: '/admin/audit?limit=5' })).json().entries
   t.match(audit[0], { action: 'pipeline.deleted', target: `workspace:${WS_OLD}` })
+
+  // Two administrators at once, each deleting the other's destination: one wins, the other is told why.
+  const crossed = await Promise.all([app.admin({ method: 'DELETE', url: url(P.doing, P.done) }), app.admin({ method: 'DELETE', url: url(P.done, P.doing) })])
+  t.same(crossed.map((r) => r.statusCode).sort(), [200, 400], crossed.map((r) => r.body).join(' | '))
+  t.equal((await board()).pipelines.length, 1, 'one pipeline left, holding every issue')
 })
 
 t.test('milestones can be created once', async (t) => {
