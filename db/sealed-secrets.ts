@@ -76,6 +76,9 @@ export async function checkSecretKey (db: Executor, box: SecretBox): Promise<voi
   if (!box.canSeal) return
   let row = await db.selectFrom('key_check').select('sealed').where('id', '=', 1).executeTakeFirst()
   if (row === undefined) {
+    // A database from before the check may hold sealed values already: they must open with this key
+    // before it is written down as the database's own (a wrong key would lock the right one out).
+    await sealStoredSecrets(db, box)
     // Two instances starting together: the first one's row stays, and this one checks against it.
     await db.insertInto('key_check').values({ id: 1, sealed: box.seal(KEY_CHECK_TEXT, KEY_CHECK_CONTEXT) }).onConflict((oc) => oc.column('id').doNothing()).execute()
     row = await db.selectFrom('key_check').select('sealed').where('id', '=', 1).executeTakeFirstOrThrow()

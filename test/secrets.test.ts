@@ -143,6 +143,18 @@ t.test('SECRET_KEY must be the database\'s key: the check value stored at the fi
   await t.rejects(build(t, { database: file, fixture: null }), refusal, 'after a rotation the old key alone is refused')
 })
 
+t.test('upgrading a database with sealed secrets and no check value: a wrong key is refused and not written down as the key', async (t) => {
+  const file = join(t.testdir({}), 'planning.db')
+  const app = await build(t, { database: file })
+  t.equal((await app.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', token: 'ghp_x', secret: 'a-webhook-secret-of-20' } })).statusCode, 201)
+  await app.close()
+  write(file, 'DELETE FROM key_check')
+  await t.rejects(build(t, { database: file, fixture: null, secretKey: OTHER_KEY }), 'a key that does not open the stored secrets is refused')
+  const right = await build(t, { database: file, fixture: null })
+  t.equal((await right.admin({ url: '/admin/connections' })).statusCode, 200, 'the right key still starts')
+  await right.close()
+})
+
 t.test('a stored secret that does not open answers 503 saying so, not 500', async (t) => {
   const file = join(t.testdir({}), 'planning.db')
   const app = await build(t, { database: file })
