@@ -152,7 +152,7 @@ t.test('a crash in the middle: another instance with the same SECRET_KEY goes on
   await sameAnswers(t, hosted, second, false)
 })
 
-t.test('the token needs SECRET_KEY: refused without it, and an instance with another key fails the import, erasing the token', async (t) => {
+t.test('the token needs SECRET_KEY: refused without it; another key is refused at start, and a token that does not open fails the import, erasing it', async (t) => {
   const { url } = await source(t, undefined, false)
   const database = await shared(t)
   const keyless = await build(t, { ...database, fixture: hostImported(), hosts: LOCAL, hostedImport: FAST, secretKey: undefined })
@@ -169,7 +169,12 @@ t.test('the token needs SECRET_KEY: refused without it, and an instance with ano
   const { id } = await start(first, { api_url: url, token: MOVER, repositories: [REPO] })
   for (let i = 0; i < 500 && stalling.seen.count === 0; i++) await sleep(20)
   await first.close()
-  const other = await build(t, { ...database, fixture: null, hosts: LOCAL, hostedImport: FAST, secretKey: randomBytes(32).toString('base64') })
+  const otherKey = randomBytes(32).toString('base64')
+  await t.rejects(build(t, { ...database, fixture: null, hosts: LOCAL, hostedImport: FAST, secretKey: otherKey }), /SECRET_KEY is not this database's key/,
+    'an instance with another key is refused at start, before it touches the import')
+  // A token sealed with another key all the same (as an older version's instance could store it): the import fails, erasing it.
+  await side.db.updateTable('hosted_imports').set({ token: SecretBox.fromStrings(otherKey).seal(MOVER, hostedTokenContext(id)) }).where('id', '=', id).execute()
+  const other = await build(t, { ...database, fixture: null, hosts: LOCAL, hostedImport: FAST })
   const job = await until(other, id)
   t.match(job, { state: 'failed', error: /the token cannot be read \(.*neither SECRET_KEY nor SECRET_KEY_PREVIOUS\): every instance needs the same SECRET_KEY; start a new import/ })
   t.equal(await storedToken(side, id), null, 'the token is erased when the import fails')
