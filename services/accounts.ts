@@ -2,7 +2,7 @@ import type { AccountLink } from '../db/sign-in/accounts.js'
 import { Gone, Invalid, NotFound } from '../db/errors.js'
 import type { SessionLifetimes } from '../db/sign-in/sessions.js'
 import type { PlanningStore, StoreScope } from '../db/store.js'
-import type { PermissionName, User } from '../db/users.js'
+import { LEVELS, type PermissionName, type User } from '../db/users.js'
 import { hashPassword, MIN_PASSWORD, PASSWORD_RULE } from './passwords.js'
 
 export const INVITE_MS = 7 * 86_400_000
@@ -84,7 +84,10 @@ export function createAccountOperations (store: PlanningStore, lifetimes: Sessio
       })
     },
 
-    /** A new user from an invite: exactly its permission on every repository of its workspace, signed in. */
+    /**
+     * A new user from an invite: its permission on every repository of its workspace that the person
+     * who made it still administers (all of them for an administrator or the admin token), signed in.
+     */
     async join (token: string, login: string, password: string, address: string): Promise<SignedInUser & { workspaceId: string }> {
       checkLogin(login)
       checkNewPassword(password)
@@ -93,8 +96,9 @@ export function createAccountOperations (store: PlanningStore, lifetimes: Sessio
         const invite = await s.accounts.takeLink(token, 'invite', Date.now())
         const workspace = await s.workspaces.byId(invite.workspace_id ?? '')
         if (workspace === undefined) throw new Gone('the workspace of this invite no longer exists')
+        const granted = await grantable(s, invite.created_by, workspace.repositories)
         const user = await newUser(s, login, invite.email, hash)
-        for (const repoId of workspace.repositories) await s.users.setPermission(user.id, repoId, invite.permission as PermissionName)
+        for (const repoId of granted) await s.users.setPermission(user.id, repoId, invite.permission as PermissionName)
         await s.audit.record({
           actor: `user:${user.login}`,
           action: 'invite.used',
@@ -164,3 +168,17 @@ export function createAccountOperations (store: PlanningStore, lifetimes: Sessio
 }
 
 export type AccountOperations = ReturnType<typeof createAccountOperations>
+
+/**
+ * The repositories an invite may grant when it is used: the workspace's repositories now, but only
+ * those its maker could grant now (a workspace admin needs admin on each; repositories added since,
+ * which the maker does not administer, are left out). A maker whose account is gone grants nothing.
+ */
+async function grantable (s: StoreScope, createdBy: string, repositories: number[]): Promise<number[]> {
+  if (!createdBy.startsWith('user:')) return repositories
+  const maker = await s.accounts.byLogin(createdBy.slice('user:'.length))
+  if (maker === undefined) throw new Gone('the person who made this invite no longer has an account here; ask for a new invite')
+  if (maker.administrator) return repositories
+  const levels = await s.users.levels(maker.id, repositories)
+  return repositories.filter((id) => (levels.get(id) ?? 0) >= LEVELS.admin)
+}

@@ -74,6 +74,25 @@ t.test('invites: who may make them, one use, exactly the permission on every rep
   t.equal((await a.inject({ url: `/invite/${tokenOf(second.url)}` })).statusCode, 404, 'withdrawn')
 })
 
+t.test('an invite grants only what its maker may still grant: not a repository added since that they do not administer, nothing once they are gone', async (t) => {
+  const a = await app(t)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'admin' } })).json()
+  const orphan = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'write' } })).json()
+  // A repository alice has no permission on joins the workspace after the invite was made.
+  const added = (await a.admin({ method: 'POST', url: '/admin/repositories', payload: { owner: 'acme', name: 'payroll' } })).json()
+  t.equal((await a.admin({ method: 'PATCH', url: `/admin/workspaces/${WS_NEW}`, payload: { add_repositories: [added.id] } })).statusCode, 200)
+  const joined = await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token: tokenOf(invite.url), login: 'frank', password: 'frank-password-1' } })
+  t.equal(joined.statusCode, 201, joined.body)
+  const permission = async (repo: number) => (await a.admin({ url: `/admin/repositories/${repo}/permissions` })).json().find((p: { login: string }) => p.login === 'frank')
+  t.same(await permission(REPO), { login: 'frank', permission: 'admin' }, 'what alice administers')
+  t.equal(await permission(added.id), undefined, 'not the repository alice cannot grant')
+
+  t.equal((await a.admin({ method: 'DELETE', url: '/admin/users/alice' })).statusCode, 204)
+  const refused = await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token: tokenOf(orphan.url), login: 'gina', password: 'gina-password-1' } })
+  t.equal(refused.statusCode, 410)
+  t.match(refused.json().message, /no longer has an account/)
+})
+
 t.test('the invite page\'s form: errors next to the field, then signed in and on to the workspace\'s board', async (t) => {
   const a = await app(t)
   const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json()
