@@ -86,6 +86,10 @@ t.test('limits: depth, aliases and complexity are refused in validation, with no
     labels(first: 100) { nodes { name } } assignees(first: 100) { nodes { login } } } } } } } }`)
   t.equal(big.data, null)
   t.match(big.errors![0].message, /too complex/)
+  const estimates = Array.from({ length: 11 }, (_, i) => `e${i}: setEstimate(input: { issueId: "${encodeId('Issue', 1)}", value: ${i + 1} }) { clientMutationId }`).join(' ')
+  const many = await gql(app, 'alice', `mutation { ${estimates} }`)
+  t.equal(many.data, null)
+  t.match(many.errors![0], { message: /11 mutations; at most 10/, extensions: { code: 'QUERY_TOO_COMPLEX' } })
 })
 
 t.test('introspection answers, and our schema conflicts with nothing in the reference', async (t) => {

@@ -10,7 +10,7 @@ import { errorReply } from '../core/errors.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
-import { aliasLimit, complexityLimit, MAX_DEPTH } from './limits.js'
+import { aliasLimit, complexityLimit, MAX_DEPTH, mutationLimit } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { mutationResolvers } from './resolvers/writes.js'
 
@@ -44,7 +44,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,
-    validationRules: [aliasLimit, complexityLimit],
+    validationRules: [aliasLimit, complexityLimit, mutationLimit],
     graphql: { parseOptions: { maxTokens: 20_000 } },
     errorFormatter: (execution) => ({ statusCode: 200, response: { data: execution.data ?? null, errors: [...(execution.errors ?? [])] } }) as never
   })

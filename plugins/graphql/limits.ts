@@ -8,6 +8,8 @@ import { DEFAULT_PAGE } from './connections.js'
 export const MAX_DEPTH = 15
 /** Aliased fields in one document. */
 export const MAX_ALIASES = 100
+/** Mutations in one operation: each may write up to 100 issues, and the request counts once against the rate limit. */
+export const MAX_MUTATIONS = 10
 /** Fields a document may ask for at most, each counted once per item of the lists it sits in. */
 export const MAX_COMPLEXITY = 250_000
 
@@ -22,6 +24,27 @@ export const aliasLimit: ValidationRule = (context: ValidationContext): ASTVisit
     }
   }
 }
+
+/** Refuses a mutation operation with more than MAX_MUTATIONS mutations (aliased or not). */
+export const mutationLimit: ValidationRule = (context: ValidationContext): ASTVisitor => ({
+  OperationDefinition (node) {
+    if (node.operation !== 'mutation') return
+    let count = 0
+    const fragments = new Map(context.getDocument().definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]))
+    const walk = (set: SelectionSetNode, seen: Set<string>): void => {
+      for (const sel of set.selections) {
+        if (sel.kind === Kind.FIELD) count++
+        else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, seen)
+        else if (!seen.has(sel.name.value)) {
+          const frag = fragments.get(sel.name.value)
+          if (frag !== undefined) walk(frag.selectionSet, new Set([...seen, sel.name.value]))
+        }
+      }
+    }
+    walk(node.selectionSet, new Set())
+    if (count > MAX_MUTATIONS) context.reportError(limited(`the operation has ${count} mutations; at most ${MAX_MUTATIONS} run in one request`))
+  }
+})
 
 const isConnection = (type: GraphQLOutputType) => getNamedType(type).name.endsWith('Connection')
 
