@@ -22,8 +22,9 @@ t.test('an upgraded install: links made by equal ids are undone and audited, oth
     db = sqliteKysely(':memory:').db
     t.teardown(async () => { await db.destroy() })
   }
-  // The release before: every migration but the new one, with data from before 005.
-  const before: Record<string, Migration> = Object.fromEntries(Object.entries(migrations(engine)).filter(([name]) => name !== NEW))
+  // The release before: the migrations before the new one, with data from before 005. (Later ones
+  // run through migrate(), as at a real start: 023 needs SQLite's foreign keys off.)
+  const before: Record<string, Migration> = Object.fromEntries(Object.entries(migrations(engine)).filter(([name]) => name < NEW))
   const provider = { getMigrations: async () => before }
   const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true, ...(schema === undefined ? {} : { migrationTableSchema: schema }) })
   t.equal((await migrator.migrateTo('004-extensions')).error, undefined)
