@@ -148,7 +148,10 @@ const integrations: FastifyPluginAsyncTypebox<IntegrationsOptions> = async (fast
       return { result: result.outcome }
     } catch (err) {
       const { statusCode, message } = err as { statusCode?: number, message?: string }
-      await log('failed', `${statusCode ?? 500}: ${message ?? 'error'}`)
+      // Our own refusals (4xx, and 502s naming the host's answer) say why; anything else is a fault
+      // whose text may hold a driver's or a payload's words: the log keeps it, the page does not.
+      const known = statusCode !== undefined && statusCode < 600 && (statusCode < 500 || statusCode === 502)
+      await log('failed', known ? `${statusCode}: ${message ?? 'error'}` : '500: internal error, see the server log')
       throw err
     }
   })

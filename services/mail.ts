@@ -35,8 +35,15 @@ export async function mailIfPossible (mailer: Mailer | null, mail: Mail | undefi
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err)
     warn(`mail to ${mail.to} not sent: ${why}`)
-    return { mailed: false, mail_error: `the mail was not sent (${why}); pass the link on by hand` }
+    // The mail server's own words stay in the log: the answer names only the kind of failure.
+    return { mailed: false, mail_error: `the mail was not sent (${mailFailure(err)}); pass the link on by hand` }
   }
+}
+
+/** nodemailer's error codes (EAUTH, ECONNECTION, ETIMEDOUT, EENVELOPE, …) are a fixed set: safe to show. */
+function mailFailure (err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && /^E[A-Z]{2,20}$/.test(code) ? `${code}, see the server log` : 'see the server log'
 }
 
 /**

@@ -15,16 +15,17 @@ export type PasswordCheck =
 
 /**
  * Checks a login's password against the lock-out: a locked login is refused without looking at the
- * password; a wrong one counts a failure. Each refusal is written to the audit log once.
+ * password; a wrong one counts a failure. Each wrong password is one audit entry; the refusals of a
+ * locked login are counted into one `sign_in.locked_out` entry per address and hour, so hammering a
+ * locked login adds no row a request.
  */
 export async function checkPassword (store: PlanningStore, login: string, password: string, address: string, now = Date.now()): Promise<PasswordCheck> {
   const key = login.toLowerCase()
-  const refused = async (reason: string) => {
-    await store.audit.record({ actor: 'anonymous', action: 'sign_in.refused', target: `login:${key}`, address, detail: { provider: 'password', reason } })
-  }
   const locked = await store.accounts.lockedUntil(key, now)
   if (locked > 0) {
-    await refused('locked out after too many failures')
+    await store.audit.count({
+      actor: 'anonymous', action: 'sign_in.locked_out', target: `login:${key}`, address, detail: { provider: 'password' }, reason: 'locked out after too many failures'
+    }, 3_600_000, now)
     return { kind: 'locked', retryAfterSeconds: Math.max(1, Math.ceil((locked - now) / 1000)) }
   }
   const found = await store.accounts.passwordOf(login)

@@ -76,7 +76,7 @@ t.test('sign in with a password: session cookie, same 401 for a wrong password a
   t.notOk(JSON.stringify(audit).includes('alice-password-1'), 'never logged')
 })
 
-t.test('10 failures in 10 minutes lock the login for 10 minutes: 429 with Retry-After, each refusal audited once', async (t) => {
+t.test('10 failures in 10 minutes lock the login for 10 minutes: 429 with Retry-After, each wrong password audited, the locked refusals counted', async (t) => {
   const a = await app(t)
   await setPassword(a, 'bob', 'bob-password-12')
   for (let i = 0; i < 10; i++) t.equal((await signIn(a, 'bob', `wrong-${i}-password`)).statusCode, 401)
@@ -88,9 +88,15 @@ t.test('10 failures in 10 minutes lock the login for 10 minutes: 429 with Retry-
   t.equal((await signIn(a, 'carol', 'whatever-password')).statusCode, 401, 'other logins are not locked')
   const audit = (await a.admin({ url: '/admin/audit?limit=100' })).json().entries as Array<{ action: string, target: string, detail: Record<string, unknown> }>
   const refusals = audit.filter((e) => e.action === 'sign_in.refused' && e.target === 'login:bob')
-  t.equal(refusals.length, 12, 'one entry per refusal')
+  t.equal(refusals.length, 10, 'one entry per wrong password')
   t.ok(refusals.every((e) => e.detail.provider === 'password' && e.detail.count === undefined), 'each on its own, not counted per hour like provider callbacks')
-  t.equal(refusals.filter((e) => /locked out/.test(String(e.detail.reason))).length, 2, 'the two refused while locked say so')
+  t.match(refusals[0].detail.reason, /locked for 10 minutes/, 'the tenth says it locked the login')
+  for (let i = 0; i < 20; i++) await signIn(a, 'bob', 'bob-password-12')
+  const after = (await a.admin({ url: '/admin/audit?limit=100' })).json().entries as Array<{ action: string, target: string, detail: Record<string, unknown> }>
+  const lockedOut = after.filter((e) => e.action === 'sign_in.locked_out')
+  t.equal(lockedOut.length, 1, 'the refusals of a locked login are one counted entry, not one a request')
+  t.match(lockedOut[0], { target: 'login:bob', detail: { provider: 'password', reason: 'locked out after too many failures', count: 22 } })
+  t.equal(after.filter((e) => e.action === 'sign_in.refused' && e.target === 'login:bob').length, 10, 'and no more refusal entries')
 })
 
 t.test('changing a password needs the current one and ends the other sessions', async (t) => {
