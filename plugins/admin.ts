@@ -200,8 +200,8 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   }, async () => await admin.listRepositories())
 
   fastify.post('/repositories', {
-    schema: { tags, summary: 'Create a repository', body: CreateRepositoryBody, response: { 201: AdminRepository, ...errors } }
-  }, async (request, reply) => reply.status(201).send(await admin.createRepository(request.body)))
+    schema: { tags, summary: 'Create a repository (an administrator who makes it gets admin on it)', body: CreateRepositoryBody, response: { 201: AdminRepository, ...errors } }
+  }, async (request, reply) => reply.status(201).send(await admin.createRepository(request.body, actors.get(request) === 'admin' ? undefined : request.planningUser ?? undefined)))
 
   fastify.put('/repositories/:repo_id/permissions/:login', {
     schema: { tags, summary: 'Set a user\'s permission on a repository (none removes it)', params: PermissionParams, body: PermissionBody, response: { 200: PermissionReply, ...errors } }

@@ -2,7 +2,7 @@ import type { UserRow } from '../db/sign-in/accounts.js'
 import type { ChatRole } from '../db/chat/repository.js'
 import type { IssueChange, IssueRow, MilestoneFields, Repository } from '../db/repositories.js'
 import type { PlanningStore } from '../db/store.js'
-import type { PermissionName } from '../db/users.js'
+import type { PermissionName, User } from '../db/users.js'
 import type { NewWorkspace, WorkspaceChange } from '../db/workspaces.js'
 import { loadFixture } from './fixtures.js'
 
@@ -58,7 +58,12 @@ export function createAdminOperations (store: PlanningStore) {
     }),
     revokeToken: async (login: string) => await tx(async (s) => { await s.users.revokeToken((await s.users.requireLogin(login)).id) }),
     deleteRepository: async (repoId: number) => await tx(async (s) => { await s.repositories.remove(repoId) }),
-    createRepository: async (repo: Omit<Repository, 'id'> & { id?: number }) => await tx(async (s) => await s.repositories.create(repo)),
+    /** Creates a repository; an administrator who makes it (not ADMIN_TOKEN) gets admin on it, so its board and settings are theirs to open. */
+    createRepository: async (repo: Omit<Repository, 'id'> & { id?: number }, maker?: User) => await tx(async (s) => {
+      const made = await s.repositories.create(repo)
+      if (maker !== undefined) await s.users.setPermission(maker.id, made.id, 'admin')
+      return made
+    }),
     setPermission: async (repoId: number, login: string, permission: PermissionName) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)
       await s.users.setPermission((await s.users.requireLogin(login)).id, repoId, permission)

@@ -146,6 +146,18 @@ t.test('administrators: set through PATCH, never the last one removed or demoted
   t.ok(audit.some((e) => e.action === 'user.updated' && e.actor === 'user:alice' && e.target === 'user:bob'))
 })
 
+t.test('a repository an administrator makes is theirs to administer; one made with ADMIN_TOKEN is nobody\'s', async (t) => {
+  const a = await app(t)
+  t.equal((await a.admin({ method: 'PATCH', url: '/admin/users/carol', payload: { administrator: true } })).statusCode, 200)
+  const mine = await a.as('carol', { method: 'POST', url: '/admin/repositories', payload: { owner: 'team', name: 'planning' } })
+  t.equal(mine.statusCode, 201)
+  const theirs = (await a.admin({ method: 'POST', url: '/admin/repositories', payload: { owner: 'team', name: 'other' } })).json()
+  const permissions = (await a.as('carol', { url: '/account' })).json().permissions as Array<{ repo_id: number, permission: string }>
+  t.match(permissions.find((p) => p.repo_id === mine.json().id), { permission: 'admin' }, 'admin on the one carol made, at once')
+  t.notOk(permissions.some((p) => p.repo_id === theirs.id), 'nothing on the one ADMIN_TOKEN made')
+  t.same((await a.admin({ url: `/admin/repositories/${theirs.id as number}/permissions` })).json(), [], 'which nobody holds')
+})
+
 t.test('without ADMIN_TOKEN administrators still reach /admin/*', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'accounts-'))
   t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
