@@ -287,6 +287,11 @@ export function createGraphReads (db: Executor) {
       return (await db.selectFrom('epic_issues').select(['epic_id', 'issue_id']).where('issue_id', 'in', [...ids]).orderBy('epic_id').execute())
         .map((r) => ({ epic_id: Number(r.epic_id), issue_id: Number(r.issue_id) }))
     },
+    /** Descriptions, read only when a query asks for them (never with the issues' other columns). */
+    async bodiesOf (ids: readonly number[]) {
+      if (ids.length === 0) return []
+      return await db.selectFrom('issues').select(['id', 'body']).where('id', 'in', [...ids]).where('body', 'is not', null).execute()
+    },
     async closedAtOf (ids: readonly number[]) {
       if (ids.length === 0) return []
       return await db.selectFrom('issue_states').select(['issue_id', sql<string>`max(at)`.as('at')]).where('issue_id', 'in', [...ids]).where('state', '=', 'closed').groupBy('issue_id').execute()

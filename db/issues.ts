@@ -1,6 +1,6 @@
 import type { Static } from '../schemas/common.js'
 import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
-import type { FeedEvent as FeedEventSchema, IssueData as IssueDataSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
+import type { FeedEvent as FeedEventSchema, IssueData as IssueDataSchema, IssueDetail as IssueDetailSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
 import type { DomainEvents } from './domain-events.js'
 import { NotFound } from './errors.js'
 import { nowIso } from './ids.js'
@@ -11,6 +11,7 @@ import type { User } from './users.js'
 
 export type PipelineRef = Static<typeof PipelineRefSchema>
 export type IssueData = Static<typeof IssueDataSchema>
+export type IssueDetail = Static<typeof IssueDetailSchema>
 export type IssueEvent = Static<typeof IssueEventSchema>
 export type PipelineDuration = Static<typeof PipelineDurationSchema>
 export type FeedEvent = Static<typeof FeedEventSchema>
@@ -56,7 +57,7 @@ export interface FeedCursor { version: number, id: number }
 const issueWithPipelines = prepared<{ repoId: number, number: number }>()((db, p) =>
   db.selectFrom('issues as i')
     .leftJoin('placements as p', 'p.issue_id', 'i.id').leftJoin('pipelines as pl', 'pl.id', 'p.pipeline_id').leftJoin('workspaces as w', 'w.id', 'p.workspace_id')
-    .select(['i.id', 'i.state', 'i.estimate', 'i.is_epic', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
+    .select(['i.id', 'i.state', 'i.estimate', 'i.is_epic', 'i.body', 'pl.name', 'pl.id as pipeline_id', 'p.workspace_id'])
     .where('i.repo_id', '=', p.repoId).where('i.number', '=', p.number).orderBy('w.created_at').orderBy('w.seq'))
 const plusOnesOf = prepared<{ issueId: number }>()((db, p) =>
   db.selectFrom('plus_ones').select('created_at').where('issue_id', '=', p.issueId).orderBy('created_at').orderBy('id'))
@@ -72,13 +73,13 @@ export type BulkData = IssueData & {
 
 export function createIssuesRepository (db: Executor, events: DomainEvents) {
   return {
-    async data (repoId: number, number: number): Promise<IssueData> {
+    async data (repoId: number, number: number): Promise<IssueDetail> {
       const rows = (await issueWithPipelines(db, { repoId, number })).rows
       if (rows.length === 0) throw new NotFound(`issue ${number} not found in repository ${repoId}`)
       const issue = rows[0]
       const pipelines = rows.filter((r) => r.pipeline_id !== null).map((r) => ({ name: r.name!, pipeline_id: r.pipeline_id!, workspace_id: r.workspace_id! }))
       const plusOnes = (await plusOnesOf(db, { issueId: issue.id })).rows
-      const data: IssueData = {
+      const data: IssueDetail = {
         plus_ones: plusOnes,
         pipelines,
         is_epic: issue.is_epic === 1,
@@ -86,6 +87,7 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       }
       if (issue.estimate !== null) data.estimate = { value: issue.estimate }
       if (pipelines.length > 0) data.pipeline = pipelines[0]
+      if (issue.body !== null) data.body = issue.body
       return data
     },
 

@@ -110,6 +110,8 @@ export interface IssuesTable {
   milestone_number: Generated<number | null>
   /** 1: a pull request (the issue host's, same number space) */
   is_pull_request: Generated<number>
+  /** the issue host's description (null: none), at most BODY_LIMIT characters (db/issue-host/host-sync.ts) */
+  body: Generated<string | null>
 }
 export interface PlusOnesTable { id: Generated<number>, issue_id: number, created_at: string }
 export interface MilestonesTable {

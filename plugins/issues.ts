@@ -5,7 +5,7 @@ import { webUrl } from '../db/repositories.js'
 import type { FeedCursor } from '../db/issues.js'
 import { Type, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
 import {
-  BulkIssue, BulkIssuesQuery, ChangedQuery, ChangedReply, EstimateBody, EstimateReply, EventsPage, EventsQuery, IssueData, IssueEvent, PipelineDuration
+  BulkIssue, BulkIssuesQuery, ChangedQuery, ChangedReply, EstimateBody, EstimateReply, EventsPage, EventsQuery, IssueDetail, IssueEvent, PipelineDuration
 } from '../schemas/issues.js'
 
 const MAX_BULK = 100
@@ -30,7 +30,7 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
   const tags = ['issues']
 
   fastify.get('/p1/repositories/:repo_id/issues/:issue_number', {
-    schema: { tags, summary: 'Get issue data', params: IssueParams, response: { 200: IssueData, ...errorResponses } }
+    schema: { tags, summary: 'Get issue data (and, as an extension, its description)', params: IssueParams, response: { 200: IssueDetail, ...errorResponses } }
   }, (request, reply) => {
     const { repo_id: repoId, issue_number: number } = request.params
     return fastify.planningCachedRead(request, reply, repoId, `issue:${repoId}:${number}`, async () => await repo.data(repoId, number))

@@ -38,6 +38,7 @@ const NewIssueBody = Type.Object({
 }, { additionalProperties: false })
 const EditIssueBody = Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  body: Type.Optional(Type.String({ maxLength: 65_536, description: 'the description (Markdown); empty: none' })),
   labels: Type.Optional(LabelNames),
   assignees: Type.Optional(Logins)
 }, { additionalProperties: false, minProperties: 1 })
@@ -121,7 +122,7 @@ const twoWaySync: FastifyPluginAsyncTypebox<TwoWaySyncOptions> = async (fastify,
   }
 
   fastify.patch('/p1/repositories/:repo_id/issues/:issue_number', {
-    schema: { tags, summary: 'Edit the issue\'s title, labels or assignees on the issue host, then here (extension)', params: IssueParams, body: EditIssueBody, response: { 200: BulkIssue, ...hostErrors } }
+    schema: { tags, summary: 'Edit the issue\'s title, description, labels or assignees on the issue host, then here (extension)', params: IssueParams, body: EditIssueBody, response: { 200: BulkIssue, ...hostErrors } }
   }, async (request) => {
     const repo = await fastify.planningAuth.requireAccess(request, request.params.repo_id, 'write')
     await hostIssues.edit(repo, request.params.issue_number, request.body)

@@ -48,7 +48,9 @@ export const HostIssuePayload = Type.Object({
   assignees: Type.Optional(Type.Union([Type.Array(HostAssignee, { maxItems: 100 }), Type.Null()])),
   milestone: Type.Optional(Type.Union([Type.Object({ number: PlatformId }), Type.Null()])),
   /** GitHub's and Gitea's issue listings carry pull requests too, marked by this object */
-  pull_request: Type.Optional(Type.Union([Type.Object({}), Type.Null()]))
+  pull_request: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
+  /** the description (Markdown); a longer one than BODY_LIMIT is cut, not refused (db/issue-host/host-sync.ts) */
+  body: Type.Optional(Type.Union([Type.String(), Type.Null()]))
 })
 
 export const HostMilestonePayload = Type.Object({

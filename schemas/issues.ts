@@ -9,6 +9,12 @@ export const IssueData = Type.Object({
   status: IssueState
 })
 
+/** One issue's data: the hosted shape, and its description when it has one (extension; never in the list reads). */
+export const IssueDetail = Type.Object({
+  ...IssueData.properties,
+  body: Type.Optional(Type.String({ description: 'the issue host\'s description, Markdown (absent: none)' }))
+})
+
 export const IssueEvent = Type.Object({
   user_id: Type.Optional(Type.Integer()),
   type: Type.Union([Type.Literal('estimateIssue'), Type.Literal('transferIssue')]),

@@ -23,7 +23,7 @@ export interface NewHostIssue {
   estimate?: number
 }
 
-/** `body` goes to the issue host only: this server keeps no bodies. */
+/** `body` is the description: kept as the host answers with it (or as given, for a repository with no host). */
 export interface IssueEdit { title?: string, body?: string, labels?: string[], assignees?: string[] }
 
 /** Where a reopened issue lands, moved in the same transaction that reopens it. */
@@ -81,7 +81,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
         issue = described(answer)
       } else {
         const top = await store.db.selectFrom('issues').select((eb) => eb.fn.max('number').as('top')).where('repo_id', '=', repo.id).executeTakeFirst()
-        issue = { number: Number(top?.top ?? 0) + 1, title: input.title, state: 'open' as const, updated_at: null, labels: (input.labels ?? []).map((name) => ({ name, color: null })), assignees: (input.assignees ?? []).map((login) => ({ login, avatar_url: null })) }
+        issue = { number: Number(top?.top ?? 0) + 1, title: input.title, body: input.body ?? null, state: 'open' as const, updated_at: null, labels: (input.labels ?? []).map((name) => ({ name, color: null })), assignees: (input.assignees ?? []).map((login) => ({ login, avatar_url: null })) }
       }
       await store.transaction(async (tx) => {
         const sync = createHostSync(tx.db, { id: host?.connection.id ?? '', kind: host?.connection.kind ?? 'github' }, store.events)
@@ -123,6 +123,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
         title: change.title ?? existing.title,
         state: existing.state,
         updated_at: null as string | null,
+        ...(change.body === undefined ? {} : { body: change.body as string | null }),
         ...(change.labels === undefined ? {} : { labels: change.labels.map((name) => ({ name, color: null })) }),
         ...(change.assignees === undefined ? {} : { assignees: change.assignees.map((login) => ({ login, avatar_url: null })) })
       }

@@ -2,7 +2,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import type { TSchema } from '@sinclair/typebox'
 import { createConnectionsRepository, type Connection } from '../db/issue-host/connections.js'
 import { Invalid } from '../db/errors.js'
-import { createHostSync, type BoundRepository, type HostIssue, type HostMilestone, type HostRepository, type HostSync, type Refusal, type RepositoryLookup } from '../db/issue-host/host-sync.js'
+import { createHostSync, keptBody, type BoundRepository, type HostIssue, type HostMilestone, type HostRepository, type HostSync, type Refusal, type RepositoryLookup } from '../db/issue-host/host-sync.js'
 import type { PlanningStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
 import { registerFormats } from '../schemas/formats.js'
@@ -62,6 +62,8 @@ export function hostIssue (value: unknown, where = 'issue', pullRequest = false)
     title: issue.title,
     state: issue.state,
     updated_at: issue.updated_at,
+    // A NUL in the description (which PostgreSQL cannot store) is replaced, not a reason to refuse the whole delivery.
+    ...(issue.body === undefined ? {} : { body: keptBody(issue.body === null ? null : issue.body.replaceAll('\u0000', '\uFFFD')) }),
     ...(issue.milestone === undefined ? {} : { milestone_number: issue.milestone === null ? null : issue.milestone.number }),
     ...(issue.labels === undefined ? {} : { labels: (issue.labels ?? []).map((l) => ({ name: l.name, color: l.color?.replace(/^#/, '') ?? null })) }),
     ...(issue.assignees === undefined

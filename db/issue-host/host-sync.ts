@@ -30,11 +30,24 @@ export interface HostIssue {
   milestone_number?: number | null
   /** true: a pull request */
   pull_request?: boolean
+  /** its description (null: none; absent: not said), kept at most BODY_LIMIT characters */
+  body?: string | null
 }
 export interface HostMilestone { number: number, title: string, updated_at: string | null, due_on?: string | null, state?: 'open' | 'closed' }
 export interface HostUser { id: number, login: string }
 /** The connection a delivery or import comes through: it reads and writes only what is bound to it. */
 export interface SyncConnection { id: string, kind: 'github' | 'gitea' | 'forgejo', web_url?: string }
+
+/** The most of a description kept: GitHub's own limit, so only another host's longer text is cut. */
+export const BODY_LIMIT = 65_536
+
+/** A description as kept: an empty one is none; a longer one is cut at BODY_LIMIT characters (never inside a surrogate pair). */
+export function keptBody (body: string | null): string | null {
+  if (body === null || body === '') return null
+  if (body.length <= BODY_LIMIT) return body
+  const cut = body.slice(0, BODY_LIMIT)
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut
+}
 
 /** Platform ids at or above this are never taken as ours, so the ids allocated here stay safe integers. */
 const OWN_ID_LIMIT = 2 ** 40
@@ -278,8 +291,9 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
       const created = await repos.createIssueIfAbsent(local.id, {
         number: issue.number, title: issue.title, state: issue.state, milestoneNumber: milestone ?? undefined, pullRequest: issue.pull_request
       })
+      const body = issue.body === undefined ? {} : { body: keptBody(issue.body) }
       if (created !== undefined) {
-        await trx.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', created.id).execute()
+        await trx.updateTable('issues').set({ host_updated_at: issue.updated_at, ...body }).where('id', '=', created.id).execute()
         await keepLabels(created.id, issue, true)
         return 'created'
       }
@@ -287,10 +301,11 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
       const stored = await trx.selectFrom('issues').select('host_updated_at').where('id', '=', existing!.id).executeTakeFirstOrThrow()
       if (older(issue.updated_at, stored.host_updated_at)) return 'stale'
       await repos.updateIssue(local.id, issue.number, { title: issue.title, state: issue.state, milestone_number: milestone })
-      if (issue.updated_at !== null || issue.pull_request === true) {
+      if (issue.updated_at !== null || issue.pull_request === true || issue.body !== undefined) {
         await trx.updateTable('issues').set({
           ...(issue.updated_at === null ? {} : { host_updated_at: issue.updated_at }),
-          ...(issue.pull_request === true ? { is_pull_request: 1 } : {})
+          ...(issue.pull_request === true ? { is_pull_request: 1 } : {}),
+          ...body
         }).where('id', '=', existing!.id).execute()
       }
       await keepLabels(existing!.id, issue, false)

@@ -20,6 +20,7 @@ import { upgradeLinksMigration } from './upgrade-links.js'
 import { accountsMigration } from './accounts.js'
 import { stableIdsMigration } from './stable-ids.js'
 import { keyCheckMigration } from './key-check.js'
+import { issueBodyMigration } from './issue-body.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -48,7 +49,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '021-upgrade-links': upgradeLinksMigration(),
     '022-delivery-log': deliveryLogMigration(engine),
     '023-stable-ids': stableIdsMigration(engine),
-    '024-key-check': keyCheckMigration()
+    '024-key-check': keyCheckMigration(),
+    '025-issue-body': issueBodyMigration()
   }
 }
 

@@ -332,7 +332,6 @@ export const typeResolvers = {
   },
   Issue: {
     id: (i: IssueObject) => encodeId('Issue', i.id),
-    body: () => null,
     state: (i: IssueObject) => i.state === 'closed' ? 'CLOSED' : 'OPEN',
     type: () => 'GithubIssue',
     pullRequest: (i: IssueObject) => i.is_pull_request === 1,
@@ -431,6 +430,10 @@ export const loaders = {
     async htmlUrl (queries: Array<Query<IssueObject>>, ctx: Ctx) {
       const rows = new Map((await ctx.reads.repositoriesByIds([...new Set(queries.map((q) => q.obj.repo_id))])).map((r) => [r.id, r]))
       return queries.map((q) => `${webUrl(rows.get(q.obj.repo_id)!)}/${q.obj.is_pull_request === 1 ? 'pull' : 'issues'}/${q.obj.number}`)
+    },
+    async body (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const rows = new Map((await ctx.reads.bodiesOf([...new Set(queries.map((q) => q.obj.id))])).map((r) => [Number(r.id), r.body]))
+      return queries.map((q) => rows.get(q.obj.id) ?? null)
     },
     async closedAt (queries: Array<Query<IssueObject>>, ctx: Ctx) {
       const rows = new Map((await ctx.reads.closedAtOf(queries.map((q) => q.obj.id))).map((r) => [Number(r.issue_id), r.at]))
