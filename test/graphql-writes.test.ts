@@ -58,13 +58,13 @@ t.test('batch writes: one issue without write permission refuses the whole batch
 t.test('createIssue and updateIssue do what POST and PATCH /p1/repositories/:id/issues do', async (t) => {
   const repositoryId = encodeId('Repository', REPO)
   const made = await gql(app, 'bob', `mutation($i: CreateIssueInput!) { createIssue(input: $i) { clientMutationId issue {
-    number title state labels { nodes { name } } assignees { nodes { login } } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { name } } } } }`,
-  { i: { repositoryId, title: 'From GraphQL', body: 'kept by the host only', labels: ['bug'], assignees: ['bob'], clientMutationId: 'n' } })
+    number title body state labels { nodes { name } } assignees { nodes { login } } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { name } } } } }`,
+  { i: { repositoryId, title: 'From GraphQL', body: 'Kept as the description', labels: ['bug'], assignees: ['bob'], clientMutationId: 'n' } })
   t.notOk(made.errors)
   const issue = made.data.createIssue.issue
-  t.same(issue, { number: 8, title: 'From GraphQL', state: 'OPEN', labels: { nodes: [{ name: 'bug' }] }, assignees: { nodes: [{ login: 'bob' }] }, pipelineIssue: { pipeline: { name: 'To Do' } } })
+  t.same(issue, { number: 8, title: 'From GraphQL', body: 'Kept as the description', state: 'OPEN', labels: { nodes: [{ name: 'bug' }] }, assignees: { nodes: [{ login: 'bob' }] }, pipelineIssue: { pipeline: { name: 'To Do' } } })
   t.equal(made.data.createIssue.clientMutationId, 'n')
-  const twin = await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues`, payload: { title: 'From REST', labels: ['bug'], assignees: ['bob'] } })
+  const twin = await app.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues`, payload: { title: 'From REST', body: 'Kept as the description', labels: ['bug'], assignees: ['bob'] } })
   t.equal(twin.statusCode, 201)
   t.equal(twin.json().issue_number, 9, 'the next number')
   const [g, r] = [await rest(REPO, 8), await rest(REPO, 9)]

@@ -27,6 +27,7 @@ async function fakeHost (t: Test, gate: (req: IncomingMessage, res: ServerRespon
     title: `Imported ${i + 1}`,
     state: i === 5 ? 'closed' : 'open',
     updated_at: '2026-03-01T00:00:00Z',
+    body: i === 0 ? 'Imported *description*' : null,
     ...(i % 3 === 2 ? { pull_request: { url: 'x' } } : {})
   }))
   const server = createServer((req, res) => {
@@ -105,6 +106,8 @@ t.test('an import pages through the host, waits out a rate limit, and is idempot
   t.equal(issue.json().status, 'open')
   const closed = await app.inject({ url: '/p1/repositories/5151/issues/6', headers: { 'x-authentication-token': token } })
   t.equal(closed.json().status, 'closed', 'closed issues come too')
+  const described = await app.inject({ url: '/p1/repositories/5151/issues/1', headers: { 'x-authentication-token': token } })
+  t.equal(described.json().body, 'Imported *description*', 'the description comes with the issue')
 
   const again = await app.admin({ method: 'POST', url: `/admin/connections/${connection.id}/imports`, payload: { repository: 'acme/imported' } })
   await waitFor(async () => (await app.admin({ url: `/admin/imports/${again.json().id}` })).json().state === 'done')
