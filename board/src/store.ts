@@ -768,6 +768,21 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     await relations().catch((err: unknown) => failed(err, 'Could not read the epics'))
   }
 
+  /** Adds issues to and removes issues from an epic (its panel); the server's refusal is answered, null when done. */
+  async function changeEpic (epic: string, add: Ref[], remove: Ref[]): Promise<string | null> {
+    const [epicRepo, epicNumber] = epic.split('#').map(Number)
+    try {
+      await client.send('POST', `/p1/repositories/${epicRepo}/epics/${epicNumber}/update_issues`, { add_issues: add, remove_issues: remove })
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) failed(err, 'Not saved')
+      return err instanceof Error ? err.message : String(err)
+    }
+    const list = (refs: Ref[]) => refs.map((r) => `#${r.issue_number}`).join(', ')
+    say([add.length > 0 ? `Added ${list(add)} to epic #${epicNumber}.` : '', remove.length > 0 ? `Removed ${list(remove)} from epic #${epicNumber}.` : ''].filter((s) => s !== '').join(' '))
+    await relations().catch((err: unknown) => failed(err, 'Could not read the epics'))
+    return null
+  }
+
   /** Adds or removes a dependency: `blocking` blocks `blocked`. */
   async function setDependency (blocking: string, blocked: string, present: boolean) {
     const ref = (key: string) => { const [repo_id, issue_number] = key.split('#').map(Number); return { repo_id, issue_number } }
@@ -814,6 +829,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     move,
     setEstimate,
     setEpic,
+    changeEpic,
     setDependency,
     /** The page tells whether it is hidden: polling rests while it is. */
     watchVisibility (hidden: () => boolean) { isHidden = hidden },

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { Store } from '../store.js'
+import { mayChange, type Store } from '../store.js'
 import { FieldError, invalid, TextField, useErrors } from './field.js'
 
 /** Issue numbers typed as "12, #15 17": each a positive whole number, or an error. */
@@ -22,7 +22,9 @@ export function NewEpic ({ store }: { store: Store }) {
   const [busy, setBusy] = useState(false)
   const form = useErrors()
   const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
-  const repos = (workspace?.repositories ?? []).map((id) => state.repos.get(id)).filter((r) => r !== undefined)
+  // Only the repositories the person writes to; with none, no button at all.
+  const repos = (workspace?.repositories ?? []).filter((id) => mayChange(state.account, id)).map((id) => state.repos.get(id)).filter((r) => r !== undefined)
+  if (repos.length === 0) return null
   if (!open) return html`<button type="button" onClick=${() => setOpen(true)}>New epic</button>`
   const submit = async (e: SubmitEvent) => {
     e.preventDefault()

@@ -2,7 +2,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { keyOf, labelColors, namesIn, parseEstimate, points, type Card } from '../model.js'
-import type { Store } from '../store.js'
+import { mayChange, type Store } from '../store.js'
+import { EpicIssues } from './epic-issues.js'
 
 interface IssueEvent {
   type: string
@@ -101,6 +102,8 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
   }, [issueKey])
   if (card === undefined) return null
   const repo = state.repos.get(card.repo)
+  // Who only reads the repository sees the issue without any control to change it (absent, not refused).
+  const writable = mayChange(state.account, card.repo)
   const pipeline = Object.keys(state.columns).find((id) => state.columns[id].includes(issueKey))
   const blockedBy = state.relations.blockedBy.get(issueKey) ?? []
   const blocking = state.relations.blocking.get(issueKey) ?? []
@@ -135,14 +138,14 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
       onClose=${onClose} onCancel=${(e: Event) => { if (editing) { e.preventDefault(); setEditing(false) } }}>
     <header>
       <h2 id=${headingId}>#${card.number} ${card.title}</h2>
-      ${!editing && html`<button type="button" onClick=${() => setEditing(true)}>Edit</button>`}
+      ${!editing && writable && html`<button type="button" onClick=${() => setEditing(true)}>Edit</button>`}
       <button type="button" class="close" onClick=${() => dialog.current?.close()}>Close</button>
     </header>
-    ${editing && html`<${EditIssue} store=${store} card=${card} onDone=${() => setEditing(false)} />`}
+    ${editing && writable && html`<${EditIssue} store=${store} card=${card} onDone=${() => setEditing(false)} />`}
     <dl class="facts">
       <dt>Repository</dt><dd>${repo === undefined ? `repository ${card.repo}` : `${repo.owner}/${repo.name}`} · <a href=${card.html_url} target="_blank" rel="noopener">Open on the issue host</a></dd>
       <dt>State</dt><dd>${card.closed ? 'Closed' : 'Open'}
-        <button type="button" onClick=${() => { store.setIssueState(issueKey, card.closed ? 'reopen' : 'close') }}>${card.closed ? 'Reopen issue' : 'Close issue'}</button></dd>
+        ${writable && html`<button type="button" onClick=${() => { store.setIssueState(issueKey, card.closed ? 'reopen' : 'close') }}>${card.closed ? 'Reopen issue' : 'Close issue'}</button>`}</dd>
       ${card.labels.length > 0 && html`<dt>Labels</dt><dd class="labels">${card.labels.map((l) => {
         const colors = labelColors(l.color)
         return html`<span key=${l.name} class="label" style=${colors === undefined ? undefined : { '--label': colors.background, '--label-text': colors.text }}>${l.name}</span>`
@@ -152,8 +155,10 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
         <button type="button" class="link" aria-label=${`Burndown of ${card.milestone.title}`}
           onClick=${() => store.showBurndown(`milestone:${card.repo}:${card.milestone!.number}`)}>Burndown</button></dd>`}
       ${card.is_epic && html`<dt>Kind</dt><dd>Epic</dd>`}
+      ${!writable && html`<dt>Estimate</dt><dd>${card.estimate === null ? 'none' : points(card.estimate)}</dd>`}
+      ${!writable && pipeline !== undefined && html`<dt>Pipeline</dt><dd>${state.pipelines.find((p) => p.id === pipeline)?.name ?? pipeline}</dd>`}
     </dl>
-    ${!card.closed && html`<section aria-label="Planning">
+    ${!card.closed && writable && html`<section aria-label="Planning">
       <form class="row" onSubmit=${saveEstimate}>
         <label>Estimate <input type="text" inputmode="decimal" value=${estimate} size="6" onInput=${(e: InputEvent) => setEstimate((e.target as HTMLInputElement).value)} /></label>
         <button type="submit">Save estimate</button>
@@ -172,8 +177,8 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
       ${epicsOf.length === 0
 ? html`<p class="hint">In no epic.</p>`
 : html`<ul>${epicsOf.map((e) => html`<li key=${e}>${nameOf(e)}
-        <button type="button" onClick=${() => { store.setEpic(issueKey, e, false) }}>Remove from epic</button></li>`)}</ul>`}
-      ${state.epics.filter((e) => e !== issueKey && !epicsOf.includes(e)).length > 0 && html`<form class="row" onSubmit=${(ev: SubmitEvent) => { ev.preventDefault(); if (epic !== '') store.setEpic(issueKey, epic, true) }}>
+        ${writable && html`<button type="button" onClick=${() => { store.setEpic(issueKey, e, false) }}>Remove from epic</button>`}</li>`)}</ul>`}
+      ${writable && state.epics.filter((e) => e !== issueKey && !epicsOf.includes(e)).length > 0 && html`<form class="row" onSubmit=${(ev: SubmitEvent) => { ev.preventDefault(); if (epic !== '') store.setEpic(issueKey, epic, true) }}>
         <label>Add to epic <select value=${epic} onChange=${(ev: InputEvent) => setEpic((ev.target as HTMLSelectElement).value)}>
           <option value="">Choose an epic</option>
           ${state.epics.filter((e) => e !== issueKey && !epicsOf.includes(e)).map((e) => html`<option key=${e} value=${e}>${nameOf(e)}</option>`)}
@@ -181,17 +186,18 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
         <button type="submit">Add</button>
       </form>`}
     </section>
+    ${card.is_epic && html`<${EpicIssues} store=${store} epic=${issueKey} />`}
     <section aria-labelledby="panel-deps">
       <h3 id="panel-deps">Dependencies</h3>
       ${blockedBy.length === 0 && blocking.length === 0 && html`<p class="hint">Blocks nothing and is blocked by nothing.</p>`}
       <ul>
-        ${blockedBy.map((b) => html`<li key=${`by${b}`}>Blocked by ${nameOf(b)} <button type="button" onClick=${() => { store.setDependency(b, issueKey, false) }}>Remove</button></li>`)}
-        ${blocking.map((b) => html`<li key=${`on${b}`}>Blocking ${nameOf(b)} <button type="button" onClick=${() => { store.setDependency(issueKey, b, false) }}>Remove</button></li>`)}
+        ${blockedBy.map((b) => html`<li key=${`by${b}`}>Blocked by ${nameOf(b)} ${writable && html`<button type="button" onClick=${() => { store.setDependency(b, issueKey, false) }}>Remove</button>`}</li>`)}
+        ${blocking.map((b) => html`<li key=${`on${b}`}>Blocking ${nameOf(b)} ${writable && html`<button type="button" onClick=${() => { store.setDependency(issueKey, b, false) }}>Remove</button>`}</li>`)}
       </ul>
-      <form class="row" onSubmit=${addBlocker}>
+      ${writable && html`<form class="row" onSubmit=${addBlocker}>
         <label>Blocked by issue <input type="text" value=${blocker} placeholder="#12" size="6" onInput=${(e: InputEvent) => setBlocker((e.target as HTMLInputElement).value)} /></label>
         <button type="submit">Add blocker</button>
-      </form>
+      </form>`}
     </section>
     <section aria-labelledby="panel-releases">
       <h3 id="panel-releases">Release reports</h3>

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { ApiError } from '../api.js'
 import { html } from '../html.js'
-import type { Store } from '../store.js'
+import { mayChange, type Store } from '../store.js'
 import { FieldError, invalid, useErrors } from './field.js'
 
 export interface SprintConfig { length_weeks: number, starts_on: string, time_zone: string, carry_over: boolean }
@@ -29,6 +29,10 @@ export function sprintConfigErrors (config: SprintConfig): Record<string, string
   return errors
 }
 
+/** The settings in a sentence, for who may only read them. */
+export const sprintSummary = (c: SprintConfig): string =>
+  `${c.length_weeks}-week sprints from ${c.starts_on} (${c.time_zone}); ${c.carry_over ? 'a sprint\'s open issues carry over to the next one' : 'open issues do not carry over'}.`
+
 /** The workspace's sprint settings (its admins may change them): length, first day, time zone, carry-over. */
 export function SprintSettings ({ store }: { store: Store }) {
   const workspace = store.state.choice?.workspace
@@ -47,6 +51,9 @@ export function SprintSettings ({ store }: { store: Store }) {
       })
   }, [workspace])
   if (workspace === undefined) return null
+  // The form only for who may change it (admin on every repository of the workspace); others read the settings.
+  const repositories = store.state.workspaces.find((w) => w.id === workspace)?.repositories ?? []
+  const admin = repositories.length > 0 && repositories.every((id) => mayChange(store.state.account, id, 3))
   const submit = async (e: SubmitEvent) => {
     e.preventDefault()
     const fields = new FormData(e.target as HTMLFormElement)
@@ -74,10 +81,12 @@ export function SprintSettings ({ store }: { store: Store }) {
   }
   return html`<section class="settings-section" aria-labelledby="sprint-settings">
     <h2 id="sprint-settings">Sprints</h2>
-    <p>${saved ? 'Sprints follow one another from the first day.' : 'No sprints yet.'} A first day of today or earlier makes the current sprint active at once.</p>
+    <p>${saved ? 'Sprints follow one another from the first day.' : 'No sprints yet.'}${admin ? ' A first day of today or earlier makes the current sprint active at once.' : ''}</p>
     ${config === null
       ? html`<p class="hint">Loading…</p>`
-      : html`<form class="admin-form" aria-label="Sprint settings" onSubmit=${submit} noValidate>
+      : !admin
+          ? saved && html`<p>${sprintSummary(config)}</p>`
+          : html`<form class="admin-form" aria-label="Sprint settings" onSubmit=${submit} noValidate>
         <div class="field"><label for="sprint-length">Length in weeks</label>
           <select name="length_weeks" ...${invalid('sprint-length', form.errors.length_weeks)}>
             ${[1, 2, 3, 4].map((n) => html`<option key=${n} value=${n} selected=${n === config.length_weeks}>${n}</option>`)}

@@ -3,6 +3,8 @@ import { useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Pipeline } from '../model.js'
 import { mayChange, type Store } from '../store.js'
+import { MilestoneSettings } from './settings-milestones.js'
+import { ReleaseSettings } from './settings-releases.js'
 import { SprintSettings } from './settings-sprints.js'
 
 function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }) {
@@ -23,7 +25,7 @@ function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }
   </form>`
 }
 
-/** The workspace's settings: its sprints, and which issue-host label each pipeline writes (two-way sync). */
+/** The workspace's settings: its sprints, release reports and milestone start dates, and which issue-host label each pipeline writes (two-way sync). */
 export function Settings ({ store }: { store: Store }) {
   const { state } = store
   const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
@@ -31,6 +33,8 @@ export function Settings ({ store }: { store: Store }) {
   const admin = workspace !== undefined && workspace.repositories.every((id) => mayChange(state.account, id, 3))
   return html`<section class="settings" aria-label="Settings">
     <${SprintSettings} store=${store} />
+    <${ReleaseSettings} store=${store} />
+    <${MilestoneSettings} store=${store} />
     <h2>Pipeline labels on the issue host</h2>
     <p>
       A pipeline may name a label of the issue host. Moving a card into it puts that label on the
