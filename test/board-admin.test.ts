@@ -122,6 +122,28 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   t.equal(await sideways(page), 0, 'Connections: no sideways scroll at 390 px')
   t.same(await axe(page), [], 'axe: no serious or critical violation with the connection shown')
 
+  // The token changed, then removed, then the connection ended: each in the API at once, the token never shown back.
+  const hasToken = async () => (await admin(app, '/admin/connections') as Array<{ has_token: boolean }>).map((c) => c.has_token)
+  await conn.getByRole('button', { name: 'Change the token' }).click()
+  const tokenForm = conn.getByRole('form', { name: 'Token of http://127.0.0.1:9' })
+  await tokenForm.getByRole('button', { name: 'Save the token' }).click()
+  t.equal(await tokenForm.getByLabel('New token').getAttribute('aria-invalid'), 'true', 'an empty token is refused at its field')
+  await tokenForm.getByLabel('New token').fill('gitea-token-2')
+  await tokenForm.getByRole('button', { name: 'Save the token' }).click()
+  await page.getByText('Changed the token of http://127.0.0.1:9.').waitFor()
+  t.equal(await tokenForm.count(), 0, 'the form closes')
+  t.notOk((await page.content()).includes('gitea-token-2'), 'the token is not shown back')
+  t.same(await hasToken(), [true])
+  await conn.getByRole('button', { name: 'Change the token' }).click()
+  await tokenForm.getByRole('button', { name: 'Remove the token' }).click()
+  await conn.getByText(/no token: imports need one/).waitFor()
+  t.same(await hasToken(), [false], 'removed: in the API at once')
+  await conn.getByRole('button', { name: 'Disconnect' }).click()
+  await conn.getByRole('group', { name: 'Disconnect http://127.0.0.1:9?' }).getByRole('button', { name: 'Disconnect http://127.0.0.1:9' }).click()
+  await conns.getByText('No issue host connected.').waitFor()
+  t.same(await hasToken(), [], 'disconnected: in the API at once')
+  t.equal((await app.inject({ method: 'POST', url: new URL(url).pathname, headers: { 'content-type': 'application/json', 'x-gitea-event': 'ping', 'x-gitea-signature': createHmac('sha256', secret).update(body).digest('hex') }, payload: body })).statusCode, 404, 'its deliveries are refused')
+
   // The Account view: a password too short is refused next to its field; a token shown once, then revoked.
   await page.getByRole('link', { name: 'Account' }).click()
   const account = page.getByRole('region', { name: 'Account' })

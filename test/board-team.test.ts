@@ -131,7 +131,8 @@ t.test('a team set up from the browser: setup link, administrator, repository, w
   t.equal(account.permissions.length, 1, 'and nothing else')
 
   // 5. Sprints from the workspace's Settings, starting today: the current sprint is active at once.
-  await page.goto(`${address}/?board=${platform.id}&view=settings`)
+  // The board chooser knows the workspace made since the sign-in: Settings opens it.
+  await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Settings' }).click()
   const sprints = page.getByRole('region', { name: 'Sprints' })
   await sprints.getByLabel('Length in weeks').selectOption('2')
   await sprints.getByLabel('Start date').fill(new Date().toLocaleDateString('en-CA'))

@@ -594,6 +594,14 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   function setView (view: State['view']) {
     set({ view })
     writeUrl()
+    // Boards made in the Administration view since the sign-in: a board view opens the first one.
+    if (state.choice === null && state.workspaces.length > 0 && view !== 'admin' && view !== 'account') choose(state.workspaces[0].id).catch(() => {})
+  }
+
+  /** Reads the readable boards again (the Administration view changed them): new ones join the chooser. */
+  async function reloadWorkspaces () {
+    const workspaces = await client.get<Workspace[]>('/p2/workspaces')
+    set({ workspaces })
   }
 
   /** Names the issue-host label a pipeline writes (two-way sync); empty clears it. True when saved. */
@@ -815,6 +823,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     setFilter,
     toggleCollapsed,
     setView,
+    reloadWorkspaces,
     setHostLabel,
     /** Reads the workspace's sprints again (after its sprint settings changed). */
     reloadSprints: async () => { if (state.choice !== null) await sprints(state.choice.workspace) },

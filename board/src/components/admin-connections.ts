@@ -147,6 +147,63 @@ function Deliveries ({ connection, context }: { connection: AdminConnection, con
   </div>`
 }
 
+/**
+ * A connection's token changed or cleared, or the connection ended: the token is sent, never shown
+ * back (the list says only whether one is set); disconnecting asks first.
+ */
+function ConnectionControls ({ connection, context, onChanged }: { connection: AdminConnection, context: AdminContext, onChanged: () => Promise<void> }) {
+  const [mode, setMode] = useState<'' | 'token' | 'disconnect'>('')
+  const [error, setError] = useState('')
+  const [busy, setBusy] = useState(false)
+  const path = `/admin/connections/${encodeURIComponent(connection.id)}`
+  const id = `conn-token-${connection.id}`
+  const run = async (method: 'PATCH' | 'DELETE', body: unknown, said: string) => {
+    setBusy(true)
+    try {
+      await context.client.send(method, path, body)
+      setError('')
+      setMode('')
+      context.say(said)
+      await onChanged()
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err))
+    } finally {
+      setBusy(false)
+    }
+  }
+  const saveToken = async (e: SubmitEvent) => {
+    e.preventDefault()
+    const token = String(new FormData(e.target as HTMLFormElement).get('token') ?? '').trim()
+    if (token === '' || token.length > 500) {
+      setError(token === '' ? 'Give the new token (or Remove the token).' : 'A token is at most 500 characters.')
+      return
+    }
+    await run('PATCH', { token }, `Changed the token of ${connection.web_url}.`)
+  }
+  return html`<div class="connection-controls">
+    <div class="row">
+      <button type="button" aria-expanded=${mode === 'token'} onClick=${() => { setMode(mode === 'token' ? '' : 'token'); setError('') }}>Change the token</button>
+      <button type="button" aria-expanded=${mode === 'disconnect'} onClick=${() => { setMode(mode === 'disconnect' ? '' : 'disconnect'); setError('') }}>Disconnect</button>
+    </div>
+    ${mode === 'token' && html`<form class="row" aria-label=${`Token of ${connection.web_url}`} onSubmit=${saveToken} noValidate>
+      <div class="field">
+        <label for=${id}>New token</label>
+        <input id=${id} name="token" type="password" autocomplete="off" ...${invalid(id, error)} />
+        <${FieldError} id=${id} error=${error} />
+      </div>
+      <button type="submit" class="primary" disabled=${busy}>Save the token</button>
+      ${connection.has_token && html`<button type="button" disabled=${busy} onClick=${() => { run('PATCH', { token: null }, `Removed the token of ${connection.web_url}.`).catch(() => {}) }}>Remove the token</button>`}
+      <button type="button" onClick=${() => { setMode(''); setError('') }}>Cancel</button>
+    </form>`}
+    ${mode === 'disconnect' && html`<div class="row confirm" role="group" aria-label=${`Disconnect ${connection.web_url}?`}>
+      <span>Disconnect ${connection.web_url}? Its deliveries are refused from now on; its repositories and issues stay.</span>
+      <button type="button" class="danger" disabled=${busy} onClick=${() => { run('DELETE', undefined, `Disconnected ${connection.web_url}.`).catch(() => {}) }}>Disconnect ${connection.web_url}</button>
+      <button type="button" onClick=${() => setMode('')}>Cancel</button>
+    </div>`}
+    ${mode === 'disconnect' && error !== '' && html`<p class="field-error" role="alert">${error}</p>`}
+  </div>`
+}
+
 /** Issue-host connections: connect one (its webhook URL and secret shown once), each one's last deliveries and imports. */
 export function Connections ({ context }: { context: AdminContext }) {
   const [list, setList] = useState<AdminConnection[] | null>(null)
@@ -181,7 +238,8 @@ export function Connections ({ context }: { context: AdminContext }) {
     ${list !== null && list.length === 0 && html`<p class="hint">No issue host connected.</p>`}
     ${(list ?? []).map((c) => html`<section key=${c.id} class="connection" aria-labelledby=${`conn-${c.id}`}>
       <h4 id=${`conn-${c.id}`}>${KIND_NAMES[c.kind]} ${c.web_url}</h4>
-      <p class="hint">Payload URL ${webhookUrl(c)}${c.has_token ? '' : ' · no token: imports need one'}</p>
+      <p class="hint">Payload URL ${webhookUrl(c)} · ${c.has_token ? 'a token is set' : 'no token: imports need one'}</p>
+      <${ConnectionControls} connection=${c} context=${context} onChanged=${load} />
       <${ImportForm} connection=${c} context=${context} />
       <${Deliveries} connection=${c} context=${context} />
     </section>`)}

@@ -36,6 +36,7 @@ export function Administration ({ store }: { store: Store }) {
       ])
       setData({ repositories, workspaces, users })
       setError('')
+      store.reloadWorkspaces().catch(() => {})
     } catch (err) {
       setError(`Could not read the administration data: ${err instanceof Error ? err.message : String(err)}`)
     }
