@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Selectable } from 'kysely'
+import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely'
 import type { Database, IssuesTable } from './schema.js'
 import type { Executor } from './engine/transaction.js'
 
@@ -31,6 +31,18 @@ export interface IssueFilter {
 
 /** Which issues of the filter's repositories a workspace-wide search reads. */
 export interface IssueScope { includeClosed: boolean, workspaceId?: string, pipelineIds?: string[] }
+
+/** The orders a list of a workspace's issues can take: the sort value of each. */
+const ISSUE_ORDERS = {
+  created_at: sql<string>`i.created_at`,
+  updated_at: sql<string>`coalesce(i.host_updated_at, i.planning_changed_at, i.created_at)`,
+  gh_updated_at: sql<string>`coalesce(i.host_updated_at, i.created_at)`,
+  title: sql<string>`i.title`,
+  // no estimate sorts below every estimate (they are 0 or more)
+  estimate: sql<number>`coalesce(i.estimate, -1)`
+}
+export interface IssueOrder { field: keyof typeof ISSUE_ORDERS, direction: 'asc' | 'desc' }
+export const ISSUE_ORDER_FIELDS = Object.keys(ISSUE_ORDERS) as Array<IssueOrder['field']>
 
 /** A position in a page's order: rank (or time), then issue id. */
 export interface IssueKey { k: number | string, id: number }
@@ -112,6 +124,24 @@ export function createGraphReads (db: Executor) {
     }
     return q
   }
+  /** A page in one of ISSUE_ORDERS, the key after the sort value being the issue id. */
+  const orderedPage = async (from: ReturnType<typeof inRepos>, page: PageAsked, order: IssueOrder): Promise<IssuePage> => {
+    const sortKey: RawBuilder<string | number> = ISSUE_ORDERS[order.field]
+    const value = (k: number | string) => order.field === 'estimate' ? Number(k) : String(k)
+    const down = order.direction === 'desc'
+    // Past a key: further along the order going forward (after), back along it going backward (before).
+    const past = (key: IssueKey, forward: boolean) => {
+      const op = forward !== down ? '>' : '<'
+      return (eb: IssueEb) => eb.or([eb(sortKey, op, value(key.k)), eb.and([eb(sortKey, '=', value(key.k)), eb('i.id', op, key.id)])])
+    }
+    let q = from.select([...ISSUE_COLUMNS, sortKey.as('k')])
+    if (page.after !== undefined) q = q.where(past(page.after, true))
+    if (page.before !== undefined) q = q.where(past(page.before, false))
+    const dir = down !== page.fromEnd ? 'desc' : 'asc'
+    const rows = await q.orderBy(sortKey, dir).orderBy('i.id', dir).limit(page.limit + 1).execute()
+    const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: value(r.k as number | string), id: Number(r.id) } }))
+    return { rows: page.fromEnd ? kept.reverse() : kept, hasMore: rows.length > page.limit }
+  }
   const closedAt = sql<string>`coalesce((SELECT max(st.at) FROM issue_states st WHERE st.issue_id = i.id AND st.state = 'closed'), i.created_at)`
 
   return {
@@ -148,8 +178,9 @@ export function createGraphReads (db: Executor) {
       const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: 0, id: Number(r.id) } }))
       return { rows: page.fromEnd ? kept.reverse() : kept, hasMore: rows.length > page.limit }
     },
-    /** Issues of repositories, newest first (by id). */
-    async issuesPage (f: IssueFilter, scope: IssueScope, page: PageAsked): Promise<IssuePage> {
+    /** Issues of repositories, newest first (by id), or in `order` (then by id the same way). */
+    async issuesPage (f: IssueFilter, scope: IssueScope, page: PageAsked, order?: IssueOrder): Promise<IssuePage> {
+      if (order !== undefined) return await orderedPage(inRepos(f, scope), page, order)
       let q = inRepos(f, scope).select(ISSUE_COLUMNS)
       if (page.after !== undefined) q = q.where('i.id', '<', page.after.id)
       if (page.before !== undefined) q = q.where('i.id', '>', page.before.id)

@@ -2,7 +2,7 @@ import type { Static } from '../schemas/common.js'
 import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
 import type { FeedEvent as FeedEventSchema, IssueData as IssueDataSchema, IssueDetail as IssueDetailSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
 import type { DomainEvents } from './domain-events.js'
-import { NotFound } from './errors.js'
+import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { requireIssue, type Repository } from './repositories.js'
 import { prepared } from './engine/prepared.js'
@@ -215,6 +215,7 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
 
     /** Sets (a number) or clears (null) the estimate; records the event and announces it. */
     async setEstimate (user: User, repo: Repository, number: number, value: number | null): Promise<void> {
+      if (value !== null && !(value >= 0 && value <= 1e9)) throw new Invalid('estimate must be from 0 to 1e9, or null to clear it')
       await writeTransaction(db, async (trx) => {
         const issue = await requireIssue(trx, repo.id, number)
         if (issue.estimate === value) return

@@ -272,7 +272,9 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
         for (const s of future) await trx.updateTable('sprints').set({ starts_at: `~${s.id}` }).where('id', '=', s.id).execute()
         for (const [i, plan] of wanted.entries()) {
           const values = { number: plan.number, name: `Sprint ${plan.number}`, starts_at: plan.starts_at, ends_at: plan.ends_at }
-          if (i < future.length) await trx.updateTable('sprints').set(values).where('id', '=', future[i].id).execute()
+          // A sprint renamed (GraphQL updateSprint) keeps its name; a generated one follows its new number.
+          const renamed = i < future.length && future[i].name !== `Sprint ${future[i].number}`
+          if (i < future.length) await trx.updateTable('sprints').set(renamed ? { ...values, name: future[i].name } : values).where('id', '=', future[i].id).execute()
           else await trx.insertInto('sprints').values({ id: newObjectId(), workspace_id: workspaceId, ...values }).execute()
         }
         const surplus = future.slice(wanted.length)
@@ -296,6 +298,16 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
 
     get: async (id: string, canRead: (repoId: number) => boolean, now: number): Promise<Sprint> =>
       (await withTotals(db, [await requireSprint(db, id)], canRead, now))[0],
+
+    /** Gives a sprint a name of its own (a later re-plan keeps it); the caller checked the permission. */
+    async rename (id: string, name: string): Promise<void> {
+      const trimmed = name.trim()
+      if (trimmed === '' || trimmed.length > 255) throw new Invalid('name must be 1 to 255 characters')
+      await writeTransaction(db, async (trx) => {
+        await requireSprint(trx, id)
+        await trx.updateTable('sprints').set({ name: trimmed }).where('id', '=', id).execute()
+      })
+    },
 
     /**
      * Adds issues to an open sprint; each leaves the other open sprint of the workspace it was in.

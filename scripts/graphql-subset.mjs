@@ -46,7 +46,8 @@ for (const [name, entry] of Object.entries(spec.types)) {
     const dep = f.deprecationReason ? ` @deprecated(reason: ${JSON.stringify(f.deprecationReason)})` : ''
     lines.push(desc(fdesc[f.name], '  ') + `  ${f.name}${args.length ? `(${args.join(', ')})` : ''}: ${f.type}${dep}`)
   }
-  const keeps = (i) => offered.has(i.name) && Object.keys(i.getFields()).every((f) => wanted(f))
+  // An interface we offer in part is implemented by the types offering every field we offer of it.
+  const keeps = (i) => offered.has(i.name) && (spec.types[i.name].fields ?? Object.keys(i.getFields())).every((f) => wanted(f))
   const ifaces = (isObjectType(t) || isInterfaceType(t)) ? t.getInterfaces().filter(keeps).map((i) => i.name) : []
   const kind = isInputObjectType(t) ? 'input' : isInterfaceType(t) ? 'interface' : 'type'
   out += `${kind} ${name}${ifaces.length ? ` implements ${ifaces.join(' & ')}` : ''} {\n${lines.join('\n')}\n}\n\n`

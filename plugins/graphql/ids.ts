@@ -75,3 +75,10 @@ export function nodeKey (id: string): { type: NodeType, key: number | string } |
   if (numeric.includes(parsed.type)) return parsed.integer > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : { type: parsed.type, key: Number(parsed.integer) }
   return { type: parsed.type, key: textOf(parsed.integer) }
 }
+
+/** A Milestone's key: its repository and number, in one text. */
+export function milestoneKey (id: string): { repoId: number, number: number } {
+  const [repo, number] = textKey(id, 'Milestone').split(':')
+  if (!/^[0-9]{1,15}$/.test(repo) || !/^[0-9]{1,15}$/.test(number ?? '')) throw bad(id, 'Milestone')
+  return { repoId: Number(repo), number: Number(number) }
+}

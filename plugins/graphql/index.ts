@@ -60,6 +60,12 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   // origins are configured, this endpoint still lets any origin call it, without credentials,
   // so a browser's ambient session is never usable cross-origin.
   const openCors = opts.corsConfigured !== true
+  // The hosted API's clients read what is left of the budget; REST gives limit and used only.
+  fastify.addHook('onSend', async (_, reply) => {
+    const limit = Number(reply.getHeader('x-ratelimit-limit'))
+    const used = Number(reply.getHeader('x-ratelimit-used'))
+    if (Number.isFinite(limit) && Number.isFinite(used)) reply.header('x-ratelimit-remaining', Math.max(0, limit - used))
+  })
   fastify.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'OPTIONS' || isExplorerRoute(request.routeOptions.config)) { done(); return }
     fastify.planningAuth.requireSignedIn(request, reply, done)

@@ -1,9 +1,9 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
-import type { IssueFilter, IssueKey, IssueNode, IssueScope, PlacementNode } from '../../../db/graph-reads.js'
+import { ISSUE_ORDER_FIELDS, type IssueFilter, type IssueKey, type IssueNode, type IssueOrder, type IssueScope, type PlacementNode } from '../../../db/graph-reads.js'
 
 import type { GraphContext } from '../context.js'
 import { connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
-import { encodeId, nodeKey, numberKey, pipelineIssueId, pipelineKey, textKey } from '../ids.js'
+import { encodeId, milestoneKey, nodeKey, numberKey, pipelineIssueId, pipelineKey, textKey } from '../ids.js'
 import {
   ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, webUrl, workspaceObject,
   type IssueObject, type PipelineObject, type RepositoryObject, type SprintObject, type WorkspaceObject
@@ -84,10 +84,20 @@ function smallIssueConnection (rows: IssueNode[], args: PageArgs) {
 }
 
 /** Issues of the workspace's readable repositories, newest first, open (and with `includeClosed` closed). */
-async function repoIssues (ctx: Ctx, f: IssueFilter, scope: IssueScope, args: PageArgs) {
+async function repoIssues (ctx: Ctx, f: IssueFilter, scope: IssueScope, args: PageArgs, order?: IssueOrder) {
   const page = pageOf(args, issueKeyOf)
-  const [rows, counts] = await Promise.all([ctx.reads.issuesPage(f, scope, page), ctx.reads.issuesCounts(f, scope)])
+  const [rows, counts] = await Promise.all([ctx.reads.issuesPage(f, scope, page, order), ctx.reads.issuesCounts(f, scope)])
   return issueConnection(rows.rows, page, rows.hasMore, counts)
+}
+
+interface OrderArg { field: string, direction: 'ASC' | 'DESC' }
+
+/** An IssueOrderInput as the store's order; the orders with nothing stored behind them are refused. */
+function issueOrder (order: OrderArg | null | undefined): IssueOrder | undefined {
+  if (order == null) return undefined
+  const field = ISSUE_ORDER_FIELDS.find((f) => f === order.field)
+  if (field === undefined) throw new Invalid(`orderBy.field: ${order.field} is not offered here; use one of ${ISSUE_ORDER_FIELDS.join(', ')}`)
+  return { field, direction: order.direction === 'DESC' ? 'desc' : 'asc' }
 }
 
 interface SearchIssuesArgs extends PageArgs {
@@ -158,6 +168,11 @@ async function nodeOf (ctx: Ctx, id: string): Promise<unknown> {
       const [row] = await ctx.reads.sprintRowsByIds([key as string])
       if (row === undefined || await workspaceFor(ctx, row.workspace_id) === undefined) return null
       return (await sprintsOf(ctx, row.workspace_id)).find((s) => s.id === key) ?? null
+    }
+    case 'Milestone': {
+      const { repoId, number } = /^[0-9]{1,15}:[0-9]{1,15}$/.test(String(key)) ? milestoneKey(id) : { repoId: 0, number: 0 }
+      const [row] = ctx.readable.has(repoId) ? await ctx.reads.milestonesOf([{ repo_id: repoId, number }]) : []
+      return row === undefined ? null : { ...row, __typename: 'Milestone' as const }
     }
     case 'Epic': {
       const [row] = await ctx.reads.issuesByIds([key as number])
@@ -271,10 +286,10 @@ export const typeResolvers = {
       list.sort((a, b) => sign * (Date.parse(a[field]) - Date.parse(b[field])))
       return listConnection(list, (s) => s.id, args)
     },
-    issues: async (w: WorkspaceObject, args: PageArgs & { repositoryIds?: string[] | null, query?: string | null, filters?: { labels?: SearchFilters['labels'] } | null }, ctx: Ctx) => {
+    issues: async (w: WorkspaceObject, args: PageArgs & { repositoryIds?: string[] | null, query?: string | null, filters?: { labels?: SearchFilters['labels'] } | null, orderBy?: OrderArg | null }, ctx: Ctx) => {
       const repoIds = (await ctx.reads.repositoriesOf([w.id])).map((r) => r.repo_id)
       const f = filterOf(ctx, repoIds, { repositoryIds: args.repositoryIds, labels: args.filters?.labels }, args.query)
-      return await repoIssues(ctx, f, { includeClosed: true }, args)
+      return await repoIssues(ctx, f, { includeClosed: true }, args, issueOrder(args.orderBy))
     },
     epics: async (w: WorkspaceObject, args: PageArgs & { ids?: string[] | null, repositoryGhIds?: number[] | null, state?: { eq: 'OPEN' | 'CLOSED' } | null, query?: string | null }, ctx: Ctx) => {
       const repoIds = await readableIn(ctx, w.id, args.repositoryGhIds)
@@ -345,6 +360,7 @@ export const typeResolvers = {
     id: (r: RepositoryObject) => encodeId('Repository', r.id),
     ghId: (r: RepositoryObject) => r.id,
     ownerName: (r: RepositoryObject) => r.owner,
+    owner: (r: RepositoryObject) => ({ __typename: 'User' as const, login: r.owner, avatar_url: null }),
     description: () => null,
     issues: async (r: RepositoryObject, args: PageArgs, ctx: Ctx) => await repoIssues(ctx, filterOf(ctx, [r.id], undefined), { includeClosed: true }, args)
   },

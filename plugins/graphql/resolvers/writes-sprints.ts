@@ -85,6 +85,18 @@ export const sprintWrites = {
     return { ...echo(input), sprints: after }
   },
 
+  /** Renames a sprint (admin on every repository of its workspace, as its plan); descriptions are not kept here. */
+  async updateSprint (_: unknown, { input }: { input: Input & { sprintId: string, name?: string | null, description?: string | null } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const id = textKey(input.sprintId, 'Sprint')
+    const { workspace } = await visibleSprint(ctx.store, id, ctx.readable, ctx.now())
+    await requireAdminOfAll(ctx.store.users, ctx.user.id, workspace.repositories)
+    if (input.description != null) throw new Invalid('description: sprints have no description here')
+    if (input.name != null) await ctx.store.sprints.rename(id, input.name)
+    const sprint = await ctx.store.sprints.get(id, (repoId) => ctx.readable.has(repoId), ctx.now())
+    return { ...echo(input), sprint: sprintObject(sprint) }
+  },
+
   async createSprintConfig (_: unknown, { input }: { input: Input & { sprintConfig: NewSprintConfig } }, ctx: Ctx) {
     mayWrite(ctx)
     const wanted = input.sprintConfig

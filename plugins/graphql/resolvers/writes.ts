@@ -8,6 +8,7 @@ import { labelWrites } from './writes-labels.js'
 import { boardWrites } from './writes-board.js'
 import { epicWrites } from './writes-epics.js'
 import { pipelineWrites } from './writes-pipelines.js'
+import { milestoneWrites } from './writes-milestones.js'
 import { pipelineFor } from './visibility.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
@@ -101,5 +102,6 @@ export const mutationResolvers = {
   ...labelWrites,
   ...boardWrites,
   ...epicWrites,
-  ...pipelineWrites
+  ...pipelineWrites,
+  ...milestoneWrites
 }
