@@ -56,7 +56,7 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
         onChange=${() => set({ assignees: toggle(f.assignees, login) })} /> ${login}</label>`)}
     <//>
     <${Menu} name="Epics" active=${f.epics.length > 0}>
-      ${state.epics.length === 0 && html`<p class="hint">No epics on this board. Open an issue and make it an epic through the API.</p>`}
+      ${state.epics.length === 0 && html`<p class="hint">No epics on this board: make one in the Epics view (New epic).</p>`}
       ${state.epics.map((key) => {
         const epic = state.cards.get(key)
         return html`<label key=${key}><input type="checkbox" checked=${f.epics.includes(key)} onChange=${() => set({ epics: toggle(f.epics, key) })} />

@@ -122,7 +122,7 @@ export function Reports ({ store }: { store: Store }) {
 export function NoBurndown ({ sprints }: { sprints: Loaded<Sprint[]> }) {
   if (sprints === null) return html`<p class="hint">Loading…</p>`
   const setUp = 'error' in sprints ? `the sprints could not be read (${sprints.error}); ` : 'set up sprints (sprint configuration), '
-  return html`<p class="hint">Nothing to draw a burndown for yet: ${setUp}give a milestone a start date, or make a release report.</p>`
+  return html`<p class="hint">Nothing to draw a burndown for yet: ${setUp}give a milestone a start date, or make a release report (both in Settings).</p>`
 }
 
 function Shown<T> ({ value, render }: { value: Loaded<T>, render: (data: T) => unknown }) {
