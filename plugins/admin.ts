@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { Forbidden } from '../db/errors.js'
 import { bearerOf } from './core/auth.js'
+import { refuseUnknownProperties } from './core/validation.js'
 import { createAdminOperations } from '../services/admin.js'
 import accountRoutes from './admin-accounts.js'
 import connectionRoutes from './admin-connections.js'
@@ -68,6 +69,7 @@ const KEPT_FIELDS = new Set(['permission', 'role', 'state', 'email', 'kind', 're
 
 /** The admin API (docs/operations.md, "Admin API and CLI"): users, tokens, repositories, issues, workspaces, import. */
 const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastify, opts) => {
+  fastify.addHook('onRoute', refuseUnknownProperties)
   const expected = opts.adminToken === undefined ? undefined : digest(opts.adminToken)
   const admin = createAdminOperations(fastify.planningStore)
   /** Who made the request, for the audit log: `admin` (ADMIN_TOKEN) or `user:<login>` (an administrator). */

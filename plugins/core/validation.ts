@@ -1,6 +1,6 @@
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FastifySchema, FastifySchemaCompiler } from 'fastify'
+import type { FastifySchema, FastifySchemaCompiler, RouteOptions, preValidationAsyncHookHandler } from 'fastify'
 import type { FastifyValidationResult } from 'fastify/types/schema.js'
 import { isDateTime, nulAt } from '../../schemas/formats.js'
 
@@ -74,4 +74,27 @@ export function validatorCompiler (shareable = false): FastifySchemaCompiler<Fas
     const validate = (part === 'body' ? exact : coercing).compile(schema)
     return guarded(part, schema as Schema, validate) as FastifyValidationResult
   }
+}
+
+/**
+ * An `onRoute` hook for the APIs of our own (the admin API): a body property the route's schema
+ * does not name is a 400 naming it, where the validator would drop it silently, so
+ * `PATCH /admin/workspaces/:id {"repositories": […]}` is refused rather than a 200 that changed
+ * nothing. The hosted API keeps dropping them: its clients send fields of their own.
+ */
+export function refuseUnknownProperties (route: RouteOptions): void {
+  const body = (route.schema as { body?: { properties?: Record<string, unknown>, additionalProperties?: unknown } } | undefined)?.body
+  if (body?.properties === undefined || body.additionalProperties !== false) return
+  const known = new Set(Object.keys(body.properties))
+  const check: preValidationAsyncHookHandler = async (request) => {
+    const given = request.body
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) return
+    for (const key of Object.keys(given)) {
+      if (known.has(key)) continue
+      const name = key.length > 60 ? `${key.slice(0, 60).replace(/[^\w.-]/g, '?')}…` : key.replace(/[^\w.-]/g, '?')
+      throw Object.assign(new Error(`body/${name} is not a property of this request (it takes ${[...known].join(', ')})`), { statusCode: 400 })
+    }
+  }
+  const before = route.preValidation
+  route.preValidation = before === undefined ? check : [...(Array.isArray(before) ? before : [before]), check]
 }
