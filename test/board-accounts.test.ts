@@ -24,6 +24,7 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   const page = await context.newPage()
 
   await page.goto(`${address}${link!.path}`)
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'the setup page at 390 px: nothing scrolls sideways')
   await page.getByLabel('Login').fill('lead')
   await page.getByLabel('Email').fill('lead@example.com')
   await page.getByLabel('Password').fill('too-short')

@@ -14,7 +14,8 @@ import { Card } from '../board/src/components/card.js'
 import { FieldError, fieldOf, invalid } from '../board/src/components/field.js'
 import { Column, ROW } from '../board/src/components/column.js'
 import { progress } from '../board/src/components/epics.js'
-import { Filters } from '../board/src/components/filters.js'
+import { activeFilters, Filters } from '../board/src/components/filters.js'
+import { chipsWidth, CHIP, fitLabels, META_ROOM, wholeWords } from '../board/src/chips.js'
 import { Help, KEYS } from '../board/src/components/help.js'
 import { describeEvent, duration, IssuePanel } from '../board/src/components/issue-panel.js'
 import { Picker } from '../board/src/components/picker.js'
@@ -551,4 +552,41 @@ t.test('the Account view: its sections by name; a token\'s expiry from the choic
   t.equal(expiryFrom(0, new Date('2026-01-01T00:00:00Z')), null, 'never')
   t.equal(expiryFrom(30, new Date('2026-01-01T00:00:00Z')), '2026-01-31T00:00:00.000Z')
   t.equal(fieldOf('current password is wrong', ['current_password', 'new_password']), 'current_password', 'a field named with spaces or underscores')
+})
+
+t.test('a card\'s chips are whole or counted in "+N"; a long epic name ends at a word; the folded filters count what is chosen', async (t) => {
+  t.same(fitLabels(['bug', 'ui'], 20), { shown: ['bug', 'ui'], more: [] }, 'all that fit are shown')
+  t.same(fitLabels(['backend', 'bug', 'good first issue', 'needs-design-review-from-the-platform-team'], 30),
+    { shown: ['backend', 'bug'], more: ['good first issue', 'needs-design-review-from-the-platform-team'] }, 'the first that fit beside a "+2"')
+  t.same(fitLabels(['a-label-longer-than-the-line-of-chips-is', 'bug'], 20), { shown: ['bug'], more: ['a-label-longer-than-the-line-of-chips-is'] }, 'a later short one still shows')
+  t.same(fitLabels(['one', 'two'], 2), { shown: [], more: ['one', 'two'] }, 'no room: all in "+2"')
+  t.same(fitLabels([], 0), { shown: [], more: [] })
+  const shown = fitLabels(['aaaa', 'bbbb', 'cccc', 'dddd'], 20)
+  t.ok(shown.shown.reduce((n, l) => n + l.length + CHIP, 0) + `+${shown.more.length}`.length + CHIP <= 20, 'the "+N" chip has its room')
+  t.equal(chipsWidth(['3 pts', 'PR'], 2), 5 + 2 + 2 * CHIP + CHIP + 4, 'texts, chips and avatars')
+  t.equal(chipsWidth([], 0), 0)
+  t.equal(wholeWords('#12 Faster sign-in', 20), '#12 Faster sign-in', 'short enough: whole')
+  t.equal(wholeWords('#12 Make the sign-in page faster for everyone', 20), '#12 Make the…', 'cut between words')
+  t.equal(wholeWords('#12 Internationalization', 10), '#12…')
+  t.equal(wholeWords('Internationalization', 10), 'Internationalization…', 'a first word longer than the room stays whole')
+
+  const labels = ['needs-design-review-from-the-platform-team', 'bug', 'good first issue', 'backend'].map((name) => ({ name, color: null }))
+  const relations = noRelations()
+  const page = renderToString(html`<${Card} card=${card(5, { labels, estimate: 3 })} showRepo=${false} relations=${relations} epicName=${() => ''} top=${0} index=${0} count=${1} />`)
+  const fit = fitLabels(labels.map((l) => l.name), META_ROOM - chipsWidth(['3 pts'], 0))
+  t.ok(fit.more.length > 0, 'these labels do not all fit')
+  for (const name of fit.shown) t.match(page, `<span class="label">${name}</span>`, `${name} shown whole`)
+  t.match(page, `<span class="label plus" title="${fit.more.join(', ')}">+${fit.more.length}</span>`, 'the others counted, named in its title')
+  t.notMatch(page, '>needs-design-review', 'the long one is not drawn, so not cut')
+  relations.epicsOf.set('1#5', ['1#9'])
+  t.match(renderToString(html`<${Card} card=${card(5)} showRepo=${false} relations=${relations} epicName=${() => '#9 Make the sign-in page faster for everyone'} top=${0} index=${0} count=${1} />`),
+    '<span class="badge in-epic" title="In epic #9 Make the sign-in page faster for everyone">#9 Make the sign-in…</span>', 'the epic badge ends at a word, its whole name in the title')
+
+  const f = { text: 'x', repos: [1], estimate: '', epics: [], blocked: 'blocked', labels: [], assignees: [], sprint: '' } as Filter
+  t.equal(activeFilters(f), 2, 'the text is not counted: it stays in sight')
+  const { store } = await signedIn(t)
+  const bar = renderToString(html`<${Filters} store=${store} inputRef=${{ current: null }} />`)
+  t.match(bar, /<button type="button" class="fold" aria-expanded="false" aria-controls="filter-choices">\s*Filters<\/button><div class="filter-choices" id="filter-choices">/, 'the button that folds the menus on a phone')
+  store.setFilter({ labels: ['bug'] })
+  t.match(renderToString(html`<${Filters} store=${store} inputRef=${{ current: null }} />`), /class="fold active"[^>]*>\s*Filters \(1\)<\/button>/, 'and how many are chosen')
 })

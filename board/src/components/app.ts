@@ -65,7 +65,7 @@ export function App ({ store }: { store: Store }) {
 
   return html`
     <a class="skip" href="#board">Skip to the board</a>
-    <header class="top">
+    <header class=${`top${signedIn ? ' signed-in' : ''}`}>
       <h1>Planning board</h1>
       ${signedIn && html`
         <${Picker} store=${store} />
@@ -78,8 +78,8 @@ export function App ({ store }: { store: Store }) {
           <a href="?view=account" aria-current=${state.view === 'account' ? 'page' : undefined} onClick=${(e: Event) => { e.preventDefault(); store.setView('account') }}>Account</a>
         </nav>
         <span class="spacer"></span>
-        <button type="button" aria-label="Keyboard help" title="Keyboard help (?)" onClick=${() => store.set({ help: true })}>?</button>
-        <button type="button" onClick=${() => store.signOut()}>Sign out</button>`}
+        <button type="button" class="help-button" aria-label="Keyboard help" title="Keyboard help (?)" onClick=${() => store.set({ help: true })}>?</button>
+        <button type="button" class="sign-out" onClick=${() => store.signOut()}>Sign out</button>`}
     </header>
     <main>
       <p class="status${state.status.error ? ' error' : ''}" role="status" aria-live="polite">${state.status.text}</p>

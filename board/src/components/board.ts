@@ -27,7 +27,7 @@ export function Board ({ store }: { store: Store }) {
   /** Whether the person may move and estimate this card (read-only people see no controls for it). */
   const writable = (key: string): boolean => { const card = state.cards.get(key); return card === undefined || mayChange(state.account, card.repo) }
   const region = useRef<HTMLElement>(null)
-  const press = useRef<{ key: string, x: number, y: number, id: number, el: HTMLElement, moved: boolean } | null>(null)
+  const press = useRef<{ key: string, x: number, y: number, id: number, el: HTMLElement, moved: boolean, ghost?: HTMLElement } | null>(null)
   const dragged = useRef(false)
   const [more, setMore] = useState(false)
   const epicName = (key: string) => {
@@ -36,6 +36,7 @@ export function Board ({ store }: { store: Store }) {
   }
   const showRepo = state.choice?.repo === null
   useArrivals(region, state.arrived)
+  useEffect(() => () => { press.current?.ghost?.remove() }, [])
 
   // Whether columns are cut off on the right: a hint says the board scrolls.
   useEffect(() => {
@@ -80,7 +81,8 @@ export function Board ({ store }: { store: Store }) {
     if (!p.moved && Math.hypot(dx, dy) < MOVE_AFTER) return
     e.preventDefault()
     p.moved = true
-    p.el.style.transform = `translate(${dx}px, ${dy}px)`
+    p.ghost ??= ghostOf(p.el)
+    p.ghost.style.transform = `translate(${dx}px, ${dy}px)`
     const target = where(e.clientX, e.clientY, p.key)
     store.set({ drag: { key: p.key, pipeline: target?.pipeline ?? null, slot: target?.slot ?? 0 } })
   }
@@ -88,7 +90,7 @@ export function Board ({ store }: { store: Store }) {
     const p = press.current
     if (p === null || e.pointerId !== p.id) return
     press.current = null
-    p.el.style.transform = ''
+    p.ghost?.remove()
     if (!p.moved) {
       store.set({ drag: null })
       return
@@ -183,6 +185,21 @@ export function Board ({ store }: { store: Store }) {
     </section>
     ${more && html`<button type="button" class="scroll-hint" onClick=${() => region.current?.scrollBy({ left: region.current.clientWidth * 0.8, behavior: 'smooth' })}>More columns →</button>`}
   </div>`
+}
+
+/**
+ * What follows the pointer during a drag: a copy of the card fixed to the viewport, so no column's
+ * scrolling box clips it; the card itself stays in its place, faded, until it is dropped.
+ */
+function ghostOf (card: HTMLElement): HTMLElement {
+  const box = card.getBoundingClientRect()
+  const ghost = document.createElement('div')
+  ghost.className = `${card.className} drag-ghost`
+  ghost.setAttribute('aria-hidden', 'true')
+  card.childNodes.forEach((child) => ghost.append(child.cloneNode(true)))
+  Object.assign(ghost.style, { left: `${box.left}px`, top: `${box.top}px`, width: `${box.width}px`, height: `${box.height}px` })
+  document.body.append(ghost)
+  return ghost
 }
 
 function closedFooter (store: Store) {

@@ -2,6 +2,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { Avatar } from './avatar.js'
+import { chipsWidth, fitLabels, META_ROOM, wholeWords } from '../chips.js'
 import { cardName, labelColors, parseEstimate, points, repoHue, type Card as CardData, type Relations, type Repo } from '../model.js'
 
 export interface CardProps {
@@ -29,6 +30,9 @@ export interface CardProps {
 export function Card (props: CardProps) {
   const { card, relations } = props
   const ref = useRef<HTMLLIElement>(null)
+  const meta = useRef<HTMLDivElement>(null)
+  // Labels given back because the line of chips overflowed in the page all the same.
+  const [fewer, setFewer] = useState(0)
   useLayoutEffect(() => {
     if (props.focused && !props.editing && document.activeElement !== ref.current) ref.current?.focus({ preventScroll: true })
   }, [props.focused, props.editing])
@@ -37,6 +41,19 @@ export function Card (props: CardProps) {
   const epics = relations.epicsOf.get(card.key) ?? []
   const name = props.repo === undefined ? undefined : props.repo.name
   const editable = props.editable !== false
+  const repoText = props.showRepo ? name ?? `repository ${card.repo}` : undefined
+  const epicText = epics.length > 0 ? wholeWords(props.epicName(epics[0]), 20) : undefined
+  const estimateText = props.editing ? '12.5 pts' : card.estimate !== null ? points(card.estimate) : editable && !card.closed ? '–' : undefined
+  const others = [repoText, estimateText, card.pull_request ? 'PR' : undefined, card.is_epic ? 'Epic' : undefined, epicText,
+    blockedBy.length > 0 ? 'Blocked' : undefined, blocking.length > 0 ? `Blocking ${blocking.length}` : undefined].filter((t) => t !== undefined)
+  const fit = fitLabels(card.labels.map((l) => l.name), META_ROOM - chipsWidth(others, card.assignees.length))
+  const fitting = fit.shown.slice(0, Math.max(0, fit.shown.length - fewer))
+  const shown = card.labels.filter((l) => fitting.includes(l.name))
+  const more = card.labels.filter((l) => !fitting.includes(l.name)).map((l) => l.name)
+  useLayoutEffect(() => {
+    const line = meta.current
+    if (line !== null && shown.length > 0 && line.scrollWidth > line.clientWidth + 1) setFewer(fewer + 1)
+  })
   return html`<li ref=${ref} class=${`card${props.dragging ? ' dragging' : ''}${card.closed ? ' closed' : ''}`} tabindex="0" data-key=${card.key}
       aria-label=${cardName(card, props.showRepo ? name : undefined, relations, props.epicName)}
       aria-posinset=${props.index + 1} aria-setsize=${props.count} style=${{ top: `${props.top}px` }} onFocus=${(e: FocusEvent) => { if (e.target === ref.current) props.onFocus() }}>
@@ -45,8 +62,8 @@ export function Card (props: CardProps) {
       <a href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>
       <span class="title">${card.title}</span>
     </div>
-    <div class="meta">
-      ${props.showRepo && html`<span class="repo" style=${{ '--hue': String(repoHue(props.repo, card.repo)) }}>${name ?? `repository ${card.repo}`}</span>`}
+    <div class="meta" ref=${meta}>
+      ${repoText !== undefined && html`<span class="repo" style=${{ '--hue': String(repoHue(props.repo, card.repo)) }}>${repoText}</span>`}
       ${props.editing && editable
         ? html`<${EstimateEditor} card=${card} onDone=${() => props.onEdit(false)} onSave=${props.onEstimate} onSay=${props.onSay} />`
         : !editable
@@ -56,13 +73,14 @@ export function Card (props: CardProps) {
             : !card.closed && html`<button type="button" class="estimate none" tabindex="-1" title="Estimate (E)" aria-label=${`Estimate #${card.number}`} onClick=${() => props.onEdit(true)}>–</button>`}
       ${card.pull_request && html`<span class="badge pr" title="Pull request">PR</span>`}
       ${card.is_epic && html`<span class="badge epic">Epic</span>`}
-      ${epics.slice(0, 1).map((e) => html`<span class="badge in-epic" title=${`In epic ${props.epicName(e)}`}>${props.epicName(e)}</span>`)}
+      ${epicText !== undefined && html`<span class="badge in-epic" title=${`In epic ${props.epicName(epics[0])}`}>${epicText}</span>`}
       ${blockedBy.length > 0 && html`<span class="badge blocked">Blocked</span>`}
       ${blocking.length > 0 && html`<span class="badge blocking">Blocking ${blocking.length}</span>`}
-      ${card.labels.map((l) => {
+      ${shown.map((l) => {
         const colors = labelColors(l.color)
         return html`<span key=${l.name} class="label" style=${colors === undefined ? undefined : { '--label': colors.background, '--label-text': colors.text }}>${l.name}</span>`
       })}
+      ${more.length > 0 && html`<span class="label plus" title=${more.join(', ')}>+${more.length}</span>`}
       ${card.assignees.length > 0 && html`<span class="assignees">${card.assignees.map((a) => html`<${Avatar} key=${a.login} person=${a} />`)}</span>`}
     </div>
   </li>`

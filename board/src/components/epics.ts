@@ -31,7 +31,7 @@ export function Epics ({ store }: { store: Store }) {
   }
   return html`<section class="epics" aria-label="Epics">
     <${NewEpic} store=${store} />
-    <table>
+    <div class="table-scroll"><table>
       <thead><tr><th scope="col">Epic</th><th scope="col">Repository</th><th scope="col">Issues closed</th><th scope="col">Points done</th></tr></thead>
       <tbody>${state.epics.map((key) => {
         const epic = state.cards.get(key)
@@ -44,6 +44,6 @@ export function Epics ({ store }: { store: Store }) {
           <td>${points(p.donePoints)} of ${points(p.totalPoints)}</td>
         </tr>`
       })}</tbody>
-    </table>
+    </table></div>
   </section>`
 }

@@ -34,10 +34,16 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
   const repos = (workspace?.repositories ?? []).filter((id) => state.choice?.repo == null || id === state.choice.repo)
   const known = labelsAndAssignees(state.cards.values())
   const [low, high] = f.estimate.includes('-') ? f.estimate.split('-') : ['', '']
-  return html`<form class="filters" role="search" aria-label="Filters" onSubmit=${(e: Event) => e.preventDefault()}>
+  // On a narrow screen the menus fold under one button (board.css), so the board keeps the height.
+  const [open, setOpen] = useState(false)
+  const chosen = activeFilters(f)
+  return html`<form class=${`filters${open ? ' open' : ''}`} role="search" aria-label="Filters" onSubmit=${(e: Event) => e.preventDefault()}>
     <input ref=${inputRef} type="search" aria-label="Filter" placeholder="Filter: title or #number  ( / )" value=${f.text}
       onInput=${(e: Event) => set({ text: (e.target as HTMLInputElement).value })}
       onKeyDown=${(e: KeyboardEvent) => { if (e.key === 'Escape' && f.text !== '') { e.stopPropagation(); set({ text: '' }) } }} />
+    <button type="button" class=${`fold${chosen > 0 ? ' active' : ''}`} aria-expanded=${open} aria-controls="filter-choices" onClick=${() => setOpen(!open)}>
+      Filters${chosen > 0 ? ` (${chosen})` : ''}</button>
+    <div class="filter-choices" id="filter-choices">
     <${Menu} name="Repository" active=${f.repos.length > 0}>
       ${repos.map((id) => html`<label key=${id}><input type="checkbox" checked=${f.repos.includes(id)} onChange=${() => set({ repos: toggle(f.repos, id) })} />
         ${state.repos.has(id) ? `${state.repos.get(id)!.owner}/${state.repos.get(id)!.name}` : `repository ${id}`}</label>`)}
@@ -85,7 +91,13 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
       </select>
     </label>`}
     ${isFiltering(f) && html`<button type="button" onClick=${() => store.resetFilter()}>Clear filters</button>`}
+    </div>
   </form>`
+}
+
+/** How many filters other than the text are chosen (the folded Filters button shows it). */
+export function activeFilters (f: Filter): number {
+  return [f.repos.length > 0, f.labels.length > 0, f.assignees.length > 0, f.epics.length > 0, f.estimate !== '', f.blocked !== '', f.sprint !== ''].filter(Boolean).length
 }
 
 function range (low: string, high: string): Filter['estimate'] {
