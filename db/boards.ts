@@ -298,7 +298,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
             await events.emit(trx, { ...context, type: 'issue_reprioritized', pipeline: target.name, from: fromIndex, to: toIndex })
           }
         }
-      })
+      }, [repo.id])
     }
   }
 }

@@ -155,7 +155,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.add(blocking, blocked, dependency.blocked.repo_id)))
         await changed(trx, 'dependency_created', dependency, both, user, stamping)
         return dependency
-      })
+      }, [dependency.blocking.repo_id, dependency.blocked.repo_id])
     },
 
     async remove (dependency: Dependency, user?: User): Promise<void> {
@@ -166,7 +166,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.remove(blocking, blocked)))
         await changed(trx, 'dependency_removed', dependency, both, user)
-      })
+      }, [dependency.blocking.repo_id, dependency.blocked.repo_id])
     }
   }
 }

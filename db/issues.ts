@@ -234,7 +234,7 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
         }).execute()
         const context = { repo, issue: { id: issue.id, number: issue.number, title: issue.title }, user }
         await events.emit(trx, value === null ? { ...context, type: 'estimate_cleared' } : { ...context, type: 'estimate_set', estimate: value })
-      })
+      }, [repo.id])
     }
   }
 }

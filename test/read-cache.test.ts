@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ReadCache } from '../plugins/core/read-cache.js'
-import { build, REPO, testFixture, TOKENS } from './helper.js'
+import { build, OTHER_REPO, P, REPO, testFixture, TOKENS, WS_OLD } from './helper.js'
 
 const wsId = (w: number) => `ws${String(w).padStart(4, '0')}`.padEnd(24, '0')
 const entry = (version: number, size: number) => ({ version, body: Buffer.alloc(size), etag: '"x"', bytes: size })
@@ -79,4 +79,47 @@ t.test('reads that arrive in one turn of the event loop share one read of the ch
   const written = await app.inject({ method: 'PUT', url: `${url}/estimate`, headers, payload: { estimate: 8 } })
   t.equal(written.statusCode, 200)
   t.equal((await app.inject({ url, headers })).json().estimate.value, 8, 'the next turn reads the counter again and sees the write')
+})
+
+t.test('a write confined to one repository keeps the others\' cached answers; the written one is read fresh', async (t) => {
+  const metricsToken = 'metrics-token-0123456789'
+  const app = await build(t, { metricsToken, fixture: testFixture() })
+  const headers = { 'x-authentication-token': TOKENS.alice }
+  const misses = async () => {
+    const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body
+    return Number(metrics.split('\n').find((line) => line.startsWith('planning_read_cache_misses_total '))?.split(' ')[1])
+  }
+  const board = (repo: number) => `/p2/workspaces/${WS_OLD}/repositories/${repo}/board`
+  const read = async (url: string) => {
+    const res = await app.inject({ url, headers })
+    t.equal(res.statusCode, 200, url)
+    return res.body
+  }
+  const otherBoard = await read(board(OTHER_REPO))
+  const otherIssue = await read(`/p1/repositories/${OTHER_REPO}/issues/1`)
+  await read(board(REPO))
+  const before = await misses()
+
+  t.equal((await app.inject({ method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, headers, payload: { estimate: 5 } })).statusCode, 200)
+  t.equal(await read(board(OTHER_REPO)), otherBoard, 'the other repository\'s board is the same')
+  t.equal(await read(`/p1/repositories/${OTHER_REPO}/issues/1`), otherIssue)
+  t.equal(await misses(), before, 'both answered from what was kept')
+  const written = JSON.parse(await read(board(REPO))) as { pipelines: Array<{ issues: Array<{ issue_number: number, estimate?: { value: number } }> }> }
+  t.same(written.pipelines.flatMap((p) => p.issues).find((i) => i.issue_number === 1)?.estimate, { value: 5 }, 'the written repository\'s board shows the estimate')
+  t.equal(await misses(), before + 1, 'it was built again')
+
+  t.equal((await app.inject({ method: 'POST', url: `/p1/repositories/${REPO}/issues/2/moves`, headers, payload: { pipeline_id: P.done, position: 'top' } })).statusCode, 200)
+  t.equal(await read(board(OTHER_REPO)), otherBoard)
+  const moved = JSON.parse(await read(board(REPO))) as { pipelines: Array<{ id: string, issues: Array<{ issue_number: number }> }> }
+  t.equal(moved.pipelines.find((p) => p.id === P.done)?.issues[0]?.issue_number, 2, 'the move is on the written repository\'s board')
+  t.equal(await misses(), before + 2)
+
+  t.equal((await app.inject({ method: 'POST', url: '/p1/dependencies', headers, payload: { blocking: { repo_id: REPO, issue_number: 3 }, blocked: { repo_id: OTHER_REPO, issue_number: 2 } } })).statusCode, 200)
+  t.equal(await read(board(OTHER_REPO)), otherBoard, 'a dependency touches both sides: the board is built again, the same')
+  t.equal(await misses(), before + 3)
+
+  // A write that says nothing of its reach (a pipeline's host label) drops every kept answer.
+  t.equal((await app.inject({ method: 'PATCH', url: `/p2/workspaces/${WS_OLD}/pipelines/${P.todo}`, headers, payload: { host_label: 'todo' } })).statusCode, 204)
+  t.equal(await read(board(OTHER_REPO)), otherBoard)
+  t.equal(await misses(), before + 4, 'built again after a write of any reach')
 })

@@ -53,6 +53,19 @@ export function fenceCommits (db: Executor, fence: CommitFence): void {
   fences.set(db, fence)
 }
 
+/**
+ * Told of each committed write made through `writeTransaction` on a database: the counter's value
+ * it left and the repositories its changes are confined to (undefined: anything may have changed).
+ */
+export type CommitListener = (version: number, repositories: readonly number[] | undefined) => void
+
+const commitListeners = new WeakMap<object, CommitListener>()
+
+/** Tells `listener` of every write transaction committed on `db` from now on (one listener per database). */
+export function listenToCommits (db: Executor, listener: CommitListener): void {
+  commitListeners.set(db, listener)
+}
+
 /** Transactions that wrote issue events: those get the committing version stamped on them. */
 const wroteEvents = new WeakSet<object>()
 
@@ -68,8 +81,13 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
  * whichever process or instance made it. On SQLite the transaction begins IMMEDIATE (the write
  * lock at once); on PostgreSQL writes interleave, and what must not (a pipeline's order, the
  * dependency graph) takes a lock (`lockFor`).
+ *
+ * `repositories`, when given, promises that the write changes nothing a cached read of another
+ * repository shows (no pipeline, workspace, user or permission): this process then keeps the other
+ * repositories' cached answers (docs/development.md, "Cached reads by repository"). Inside the
+ * caller's transaction it is ignored: the outer write decides.
  */
-export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>, repositories?: readonly number[]): Promise<T> {
   if (db.isTransaction) return await fn(db)
   const fence = fences.get(db)
   let committed: Executor | undefined
@@ -93,6 +111,7 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
+  if (version >= 0) commitListeners.get(db)?.(version, repositories)
   // Hooks after the fence: what they set off (a webhook, say) may read through any instance.
   await fence?.wait(version, listeners)
   for (const hook of commitHooks.get(committed!) ?? []) hook(version)

@@ -8,6 +8,7 @@ import type { Repository } from '../../db/repositories.js'
 import { sessionDigest, type SessionLifetimes } from '../../db/sign-in/sessions.js'
 import { TOUCH_EVERY_MS, type Credential, type Principal } from '../../db/sign-in/tokens.js'
 import { hashToken, LEVELS, type AccessLevel, type User } from '../../db/users.js'
+import type { CommittedWrites } from './committed-writes.js'
 
 const resolved = Symbol('planningUserResolved')
 const readable = Symbol('planningReadable')
@@ -112,10 +113,12 @@ interface Access { repo: Repository | undefined, level: number }
 
 /**
  * Tokens, repositories and permission levels as last read, kept while the change counter stays
- * where it was: every write (a new token, a permission, a deleted user) moves it and empties this.
+ * where it was: every write (a new token, a permission, a deleted user) moves it and empties this,
+ * except writes of this process confined to some repositories' issues (they touch none of these).
  */
 class AccessCache {
   version = -1
+  constructor (private readonly writes: CommittedWrites) {}
   /** by the digest of the token or session; expiry is checked on every use */
   readonly users = new Map<string, Principal | null>()
   /** by user id, then repository id (numbers all the way: no key string per request) */
@@ -125,7 +128,9 @@ class AccessCache {
 
   at (version: number): this {
     if (version !== this.version) {
+      const kept = this.writes.confined(this.version, version)
       this.version = version
+      if (kept) return this
       this.users.clear()
       this.clearAccess()
       this.readable.clear()
@@ -155,7 +160,7 @@ class AccessCache {
 export default fp<AuthPluginOptions>(async (fastify, opts) => {
   const { users, repositories, tokens, sessions } = fastify.planningStore
   const lifetimes: SessionLifetimes = opts.sessions ?? { idleMs: 1440 * 60_000, maxMs: 30 * 86_400_000 }
-  const cache = new AccessCache()
+  const cache = new AccessCache(fastify.planningWrites)
   const cached = async (request: FastifyRequest) => cache.at(await fastify.planningVersion(request))
   const remember = <K, V>(map: Map<K, V>, key: K, value: V): V => {
     if (map.size >= MAX_CACHED) map.clear()

@@ -1,5 +1,10 @@
-/** A kept answer: its bytes and tag, made at change-counter `version`. */
-export interface Entry { version: number, body: Buffer, etag: string, bytes: number }
+import { CommittedWrites } from './committed-writes.js'
+
+/**
+ * A kept answer: its bytes and tag, good at change-counter `version`; `repoId` is the repository
+ * whose data it shows (undefined: any write may change it).
+ */
+export interface Entry { version: number, body: Buffer, etag: string, bytes: number, repoId?: number }
 
 /** What an entry costs beyond its bytes and key: the entry object, its tag, the map's slot. */
 export const ENTRY_OVERHEAD = 256
@@ -26,15 +31,26 @@ export class ReadCache {
   private readonly entries = new Map<string, Entry>()
   private newest: string | undefined
   readonly stats: ReadCacheStats
+  /** this process's writes: an answer they all left alone still holds at a later version */
+  readonly writes: CommittedWrites
 
-  constructor (limit: number) {
+  constructor (limit: number, writes = new CommittedWrites()) {
+    this.writes = writes
     this.stats = { hits: 0, misses: 0, evictions: 0, beforeRouting: 0, bytes: 0, entries: 0, limit }
   }
 
-  /** The entry under `key` if it was made at `version`; a hit makes it the most recently used. */
+  /**
+   * The entry under `key` if it holds at `version`: made at it, or made earlier for a repository
+   * that no write since touched (it is then marked good at `version`). A hit makes it the most
+   * recently used.
+   */
   get (key: string, version: number | undefined): Entry | undefined {
     const entry = this.entries.get(key)
-    if (entry === undefined || entry.version !== version) return undefined
+    if (entry === undefined || version === undefined) return undefined
+    if (entry.version !== version) {
+      if (entry.repoId === undefined || !this.writes.leftAlone(entry.repoId, entry.version, version)) return undefined
+      entry.version = version
+    }
     if (this.newest !== key) {
       this.entries.delete(key)
       this.entries.set(key, entry)

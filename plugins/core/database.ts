@@ -11,8 +11,9 @@ import { sqliteVersionReader } from '../../db/engine/sqlite-version.js'
 import { coalescedVersion, type VersionStats } from '../../db/engine/coalesced-version.js'
 import { counterConnection } from '../../db/engine/postgres-version.js'
 import { counterWatch, type WatchStats, type WatchTimings } from '../../db/engine/postgres-watch.js'
-import { fenceCommits } from '../../db/engine/transaction.js'
+import { fenceCommits, listenToCommits } from '../../db/engine/transaction.js'
 import { createStore, type PlanningStore } from '../../db/store.js'
+import { CommittedWrites } from './committed-writes.js'
 import { onceAMinute } from './outage-log.js'
 
 const version = Symbol('planningVersion')
@@ -53,6 +54,11 @@ declare module 'fastify' {
     planningVersion: (request: FastifyRequest) => Promise<number>
     /** The same counter once it was read for this request; else undefined. */
     planningVersionNow: (request: FastifyRequest) => number | undefined
+    /**
+     * The writes this process committed and the repositories each was confined to: what is kept for
+     * one repository, or for no repository, stays good past them (docs/development.md, "Cached reads by repository").
+     */
+    planningWrites: CommittedWrites
     /** How many requests asked for the counter and how many reads answered them. */
     planningVersionStats: VersionStats
     /** PostgreSQL with the watch on: changes heard, writes that stopped waiting for an instance. */
@@ -103,6 +109,9 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     throw err
   }
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents, secrets))
+  const writes = new CommittedWrites()
+  listenToCommits(db, (committed, repositories) => { writes.note(committed, repositories) })
+  fastify.decorate('planningWrites', writes)
   fastify.decorate('planningEngine', engine)
   fastify.decorate('planningDatabaseUnavailable', onceAMinute(fastify.log, 'the database is unavailable; requests answer 503 until it is back'))
   fastify.decorateRequest(version, null)

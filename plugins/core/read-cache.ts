@@ -44,10 +44,12 @@ export interface ReadCacheOptions {
  * Serialized answers (boards, issue data) kept per instance and keyed on the change counter, so
  * an unchanged read costs auth, the rate limit and one write of bytes made earlier; any write
  * (this process, the admin CLI, another instance on the same database) moves the counter and the
- * next read rebuilds. Each entry keeps its ETag, made once with the bytes.
+ * next read rebuilds, except where this process made the write and it was confined to other
+ * repositories. Each entry keeps its ETag, made once with the bytes.
  */
 export default fp<ReadCacheOptions>(async (fastify, opts) => {
-  const entries = new ReadCache(Math.round((opts.megabytes ?? 64) * 1024 * 1024))
+  // A write confined to some repositories leaves the others' answers good (cached-answers.ts).
+  const entries = new ReadCache(Math.round((opts.megabytes ?? 64) * 1024 * 1024), fastify.planningWrites)
   const { stats } = entries
   if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.readCache.stats = () => stats
 
@@ -65,14 +67,15 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
   }
   const direct = opts.direct === true
 
-  const cachedReply = async (request: FastifyRequest, reply: FastifyReply, key: string, build: () => Promise<unknown>) => {
+  const cachedReply = async (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => {
     const version = await fastify.planningVersion(request)
     let entry = entries.get(key, version)
     if (entry === undefined) {
       stats.misses++
       const body = Buffer.from(reply.serialize(await build()) as string)
       const previous = entries.peek(key)
-      entry = { version, body, etag: previous?.body.equals(body) === true ? previous.etag : etagOf(body), bytes: body.length + 2 * key.length + ENTRY_OVERHEAD }
+      const etag = previous?.body.equals(body) === true ? previous.etag : etagOf(body)
+      entry = { version, body, etag, bytes: body.length + 2 * key.length + ENTRY_OVERHEAD, repoId }
       // A build that started before a newer one finished never replaces it.
       if (previous === undefined || previous.version <= version) entries.set(key, entry)
     } else {
@@ -101,7 +104,7 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
         if (answerNow(request, reply, repoId, key)) return
       }
       await fastify.planningAuth.requireAccess(request, repoId, 'read')
-      await cachedReply(request, reply, key, build)
+      await cachedReply(request, reply, repoId, key, build)
     })()
   })
 }, { name: 'planning-read-cache', fastify: '5.x', dependencies: ['planning-database', 'planning-auth'] })
