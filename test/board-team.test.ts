@@ -121,6 +121,13 @@ t.test('a team set up from the browser: setup link, administrator, repository, w
   const board = mate.getByRole('region', { name: 'Board' })
   await board.getByRole('heading', { name: 'Review' }).waitFor()
   t.match(new URL(mate.url()).searchParams.get('board'), platform.id, 'on Platform\'s board')
+  // Write permission: the teammate opens the first issue, estimated.
+  await board.getByRole('button', { name: 'New issue', exact: true }).first().click()
+  const newIssue = mate.getByRole('dialog', { name: /^New issue in / })
+  await newIssue.getByLabel('Title').fill('Write the team handbook')
+  await newIssue.getByLabel('Estimate').fill('3')
+  await newIssue.getByRole('button', { name: 'Open the issue' }).click()
+  await board.getByRole('listitem', { name: /Write the team handbook/ }).waitFor()
   t.same(await axe(mate), [], 'axe: the teammate\'s board')
   await shot(mate, 'team-teammate-board')
   const users = await asLead('/admin/users') as Array<{ login: string, administrator: boolean }>
@@ -141,7 +148,6 @@ t.test('a team set up from the browser: setup link, administrator, repository, w
   const active = await asLead(`/p2/workspaces/${platform.id}/sprints?state=active`) as Array<{ id: string, name: string }>
   t.equal(active.length, 1, 'the current sprint is active at once')
   t.same(await axe(page), [], 'axe: Settings')
-  await shot(page, 'team-sprints')
 
   // 6. Its burndown in Reports.
   await page.getByRole('link', { name: 'Reports' }).click()

@@ -404,7 +404,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
         const moved = !first && Object.keys(columns).some((id) => (state.columns[id] ?? []).join() !== columns[id].join())
         set({ columns, phase: 'ready', ...(moved ? { arrived: state.arrived + 1 } : {}) })
       }
-      if (first) say(state.cards.size === 0 ? 'Nothing on this board yet: issues appear here once they are opened on the repository\'s host.' : '')
+      if (first) say(state.cards.size === 0 ? 'No issues on this board yet: open one with a column\'s New issue, or on the repository\'s issue host.' : '')
     } catch (err) {
       if (mine !== generation) return
       failed(err, 'Could not read the board')
@@ -598,9 +598,9 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     if (state.choice === null && state.workspaces.length > 0 && view !== 'admin' && view !== 'account') choose(state.workspaces[0].id).catch(() => {})
   }
 
-  /** Reads the readable boards again (the Administration view changed them): new ones join the chooser. */
+  /** Reads the readable boards and one's permissions again (the Administration view changed them): new ones join the chooser. */
   async function reloadWorkspaces () {
-    const workspaces = await client.get<Workspace[]>('/p2/workspaces')
+    const [workspaces] = await Promise.all([client.get<Workspace[]>('/p2/workspaces'), account()])
     set({ workspaces })
   }
 
