@@ -41,21 +41,24 @@ const expected: Record<string, string[]> = {
     'users__queries__searchWorkspaceUsers', 'workspaces__queries__getOrganizationWorkspaces', 'workspaces__queries__getUserOrganizations',
     'workspaces__queries__getUserWorkspacesFromOrgs', 'workspaces__queries__searchUserWorkspaces'
   ],
-  // zh's documents are its Go sources' query, mutation and fragment literals (tests left out), named <file>__<operation>
+  // zh's documents: its Go sources' query, mutation and fragment literals (not its tests', nor those sent to GitHub's own API), as <file>__<operation>
   zh: [
     'cmd_activity_go__ActivityClosed', 'cmd_activity_go__ActivityDefaultPRPipeline', 'cmd_activity_go__ActivityIssueByInfo',
-    'cmd_activity_go__ActivitySearch', 'cmd_board_go__GetBoard', 'cmd_epic_go__GetLegacyEpicProgress', 'cmd_epic_mutations_go__CreateEpic',
-    'cmd_epic_mutations_go__GetIssueForEpic', 'cmd_epic_mutations_go__GetWorkspaceOrg', 'cmd_epic_mutations_go__UpdateIssue',
+    'cmd_activity_go__ActivitySearch', 'cmd_board_go__GetBoard', 'cmd_epic_go__GetLegacyEpic', 'cmd_epic_go__GetLegacyEpicProgress',
+    'cmd_epic_go__ListLegacyEpicsFull', 'cmd_epic_mutations_go__CreateEpic', 'cmd_epic_mutations_go__GetIssueForEpic',
+    'cmd_epic_mutations_go__GetWorkspaceOrg', 'cmd_epic_mutations_go__UpdateIssue', 'cmd_issue_activity_go__GetIssueTimeline',
     'cmd_issue_close_go__CloseIssues', 'cmd_issue_close_go__GetIssueForClose', 'cmd_issue_connect_go__GetIssueForConnect',
     'cmd_issue_connect_go__GetIssueForConnectByNode', 'cmd_issue_estimate_go__SetEstimate', 'cmd_issue_go__ListClosedIssues',
     'cmd_issue_go__ListIssuesByPipeline', 'cmd_issue_label_go__AddLabelsToIssues', 'cmd_issue_label_go__GetIssueForLabel',
     'cmd_issue_label_go__RemoveLabelsFromIssues', 'cmd_issue_move_go__GetPipelineIssueId', 'cmd_issue_move_go__MoveIssue',
     'cmd_issue_move_go__MovePipelineIssues', 'cmd_issue_priority_go__GetIssueForPriority', 'cmd_issue_reopen_go__ReopenIssues',
-    'cmd_pipeline_go__ListPipelinesFull', 'cmd_sprint_go__GetSprint', 'cmd_sprint_go__GetSprintIssues', 'cmd_sprint_go__ListSprints',
-    'cmd_sprint_mutations_go__RemoveIssuesFromSprints', 'internal_resolve_epic_go__ListLegacyEpics', 'internal_resolve_issue_go__IssueByInfo',
-    'internal_resolve_issue_go__IssueByNode', 'internal_resolve_label_go__GetWorkspaceLabels', 'internal_resolve_pipeline_go__ListPipelines',
-    'internal_resolve_repo_go__ListRepos', 'internal_resolve_sprint_go__ListSprints', 'internal_resolve_user_go__ListZenhubUsers',
-    'internal_resolve_zenhub_label_go__ListZenhubLabels'
+    'cmd_pipeline_go__ListPipelinesFull', 'cmd_pipeline_mutations_go__DeletePipeline', 'cmd_sprint_go__GetSprint', 'cmd_sprint_go__GetSprintIssues',
+    'cmd_sprint_go__ListSprints', 'cmd_sprint_mutations_go__AddIssuesToSprints', 'cmd_sprint_mutations_go__RemoveIssuesFromSprints',
+    'cmd_sprint_reports_go__SprintScopeChange', 'cmd_sprint_reports_go__SprintVelocity', 'cmd_timeline_go__GetIssueTimelineByNode',
+    'cmd_workspace_repo_mutations_go__AddRepositoryToWorkspace', 'cmd_workspace_repo_mutations_go__DisconnectWorkspaceRepository',
+    'internal_resolve_epic_go__ListLegacyEpics', 'internal_resolve_issue_go__IssueByInfo', 'internal_resolve_issue_go__IssueByNode',
+    'internal_resolve_label_go__GetWorkspaceLabels', 'internal_resolve_pipeline_go__ListPipelines', 'internal_resolve_repo_go__ListRepos',
+    'internal_resolve_sprint_go__ListSprints', 'internal_resolve_user_go__ListZenhubUsers', 'internal_resolve_zenhub_label_go__ListZenhubLabels'
   ]
 }
 

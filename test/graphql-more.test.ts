@@ -113,3 +113,36 @@ t.test('setEstimate keeps the REST range (0 to 1e9); Repository.owner is the own
   const epics = await gql(app, 'alice', `{ workspace(id: "${WS_NEW}") { epics { nodes { issue { number } startOn endOn } } } }`)
   t.same(epics.data.workspace.epics.nodes, [{ issue: { number: 6 }, startOn: null, endOn: null }])
 })
+
+t.test('sprintConfig, averageSprintVelocityWithDiff, Sprint.scopeChange and Issue.timelineItems read what REST reads', async (t) => {
+  const config = (await app.as('bob', { url: `/p2/workspaces/${WS_NEW}/sprint_config` })).json()
+  const ws = await gql(app, 'bob', `{ a: workspace(id: "${WS_NEW}") { sprintConfig { kind period startDay endDay tzIdentifier settings { moveUnfinishedIssues } } averageSprintVelocity averageSprintVelocityWithDiff { velocity } }
+    b: workspace(id: "${WS_OLD}") { sprintConfig { id } } }`)
+  t.same(ws.data.a.sprintConfig, { kind: 'weekly', period: config.length_weeks, startDay: 'MONDAY', endDay: 'SUNDAY', tzIdentifier: config.time_zone, settings: { moveUnfinishedIssues: config.carry_over } })
+  t.equal(ws.data.b.sprintConfig, null, 'none without a plan')
+  t.equal(ws.data.a.averageSprintVelocityWithDiff, null, 'null before a sprint has ended, as averageSprintVelocity')
+  t.equal(ws.data.a.averageSprintVelocity, null)
+
+  const active = (await app.as('bob', { url: `/p2/workspaces/${WS_NEW}/sprints?state=active` })).json()[0]
+  const issues = (numbers: number[]) => ({ issues: numbers.map((n) => ({ repo_id: REPO, issue_number: n })) })
+  await app.as('bob', { method: 'POST', url: `/p2/sprints/${active.id}/issues`, payload: issues([4, 5]) })
+  await app.as('bob', { method: 'DELETE', url: `/p2/sprints/${active.id}/issues`, payload: issues([5]) })
+  const review = (await app.as('bob', { url: `/p2/sprints/${active.id}/review` })).json()
+  const scope = await gql(app, 'bob', `{ node(id: "${encodeId('Sprint', active.id)}") { ... on Sprint { scopeChange { totalCount nodes { action effectiveAt estimateValue issue { number } } } } } }`)
+  const expected = [
+    ...review.added.map((c: any) => ({ action: 'ISSUE_ADDED', effectiveAt: c.at, estimateValue: c.points, issue: { number: c.issue_number } })),
+    ...review.removed.map((c: any) => ({ action: 'ISSUE_REMOVED', effectiveAt: c.at, estimateValue: c.points, issue: { number: c.issue_number } }))
+  ].sort((a, b) => Date.parse(a.effectiveAt) - Date.parse(b.effectiveAt))
+  t.equal(expected.length, 3, 'two added, one removed')
+  t.same(scope.data.node.scopeChange, { totalCount: 3, nodes: expected.map((c) => ({ ...c, effectiveAt: new Date(c.effectiveAt).toISOString() })) })
+
+  await app.as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/4/estimate`, payload: { estimate: 2 } })
+  await app.as('bob', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/4/estimate`, payload: { estimate: null } })
+  const events = (await app.as('carol', { url: `/p1/repositories/${REPO}/issues/4/events` })).json()
+  const timeline = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 4) { timelineItems(last: 2) { totalCount nodes { key data createdAt } } } }`)
+  t.equal(timeline.data.issueByInfo.timelineItems.totalCount, events.length)
+  t.same(timeline.data.issueByInfo.timelineItems.nodes, [
+    { key: 'issue.set_estimate', data: { previous_value: null, current_value: '2' }, createdAt: new Date(events[1].created_at).toISOString() },
+    { key: 'issue.set_estimate', data: { previous_value: '2', current_value: null }, createdAt: new Date(events[0].created_at).toISOString() }
+  ], 'the REST events, oldest first')
+})

@@ -7,7 +7,7 @@ import { Invalid } from '../../db/errors.js'
  * number (below 2^96); any other text is 2^96 plus its UTF-8 bytes read as one number.
  */
 export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone'
-  | 'SprintConfig' | 'WorkspaceRepository'
+  | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem'
 
 const TEXT = 1n << 96n
 const HEX = /^[0-9a-f]{24}$/

@@ -12,6 +12,7 @@ import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
 import { aliasLimit, complexityLimit, MAX_DEPTH, mutationLimit } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
+import { planningReads } from './resolvers/reads-planning.js'
 import { mutationResolvers } from './resolvers/writes.js'
 
 /** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
@@ -19,6 +20,13 @@ async function schemaText (): Promise<string> {
   // undefined in the single executable's bundle (scripts/build-binary.mjs)
   if (import.meta.url === undefined) return (await import('node:sea')).getAsset('schema.graphql', 'utf8')
   return readFileSync(new URL('./schema/schema.graphql', import.meta.url), 'utf8')
+}
+
+/** The type resolvers of reads.ts with those kept in files of their own, type by type. */
+function withMore (base: Record<string, object>, ...more: Array<Record<string, object>>): Record<string, object> {
+  const out: Record<string, object> = { ...base }
+  for (const extra of more) for (const [type, fields] of Object.entries(extra)) out[type] = { ...out[type], ...fields }
+  return out
 }
 
 const Body = Type.Object({
@@ -39,7 +47,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   const hostIssues = createHostIssues(fastify.planningStore, { fetch: fastify.planningHosts.fetch })
   await fastify.register(mercurius, {
     schema: await schemaText(),
-    resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...typeResolvers } as never,
+    resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...withMore(typeResolvers, planningReads) } as never,
     loaders: loaders as never,
     routes: false,
     graphiql: false,

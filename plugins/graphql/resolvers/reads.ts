@@ -136,7 +136,7 @@ async function visibleWorkspaces (ctx: Ctx, query?: string | null) {
   return rows.filter((w) => needle === '' || w.name.toLowerCase().includes(needle)).map(workspaceObject)
 }
 
-async function sprintsOf (ctx: Ctx, workspaceId: string) {
+export async function sprintsOf (ctx: Ctx, workspaceId: string) {
   // As the REST reads do: sprint boundaries passed by now are settled first.
   await ctx.store.sprints.settle(workspaceId, ctx.now())
   return (await ctx.store.sprints.list(workspaceId, (r) => ctx.readable.has(r), ctx.now())).map(sprintObject)

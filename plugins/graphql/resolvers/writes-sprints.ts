@@ -44,7 +44,7 @@ function configOf (input: NewSprintConfig): SprintConfig {
 }
 
 /** The configuration as the hosted service's SprintConfig. */
-function configObject (workspaceId: string, name: string, config: SprintConfig) {
+export function configObject (workspaceId: string, name: string, config: SprintConfig) {
   const start = new Date(`${config.starts_on}T00:00:00Z`).getUTCDay()
   return {
     id: encodeId('SprintConfig', workspaceId),
