@@ -18,6 +18,7 @@ import { activeFilters, Filters } from '../board/src/components/filters.js'
 import { chipsWidth, CHIP, fitLabels, META_ROOM, wholeWords } from '../board/src/chips.js'
 import { Help, KEYS } from '../board/src/components/help.js'
 import { describeEvent, duration, IssuePanel } from '../board/src/components/issue-panel.js'
+import { Description } from '../board/src/components/issue-description.js'
 import { Picker } from '../board/src/components/picker.js'
 import { maker } from '../board/src/components/admin-invites.js'
 import { loginHref, passwordRefusal, SignIn } from '../board/src/components/sign-in.js'
@@ -119,6 +120,10 @@ t.test('small decisions: colours, rows drawn, names, totals', async (t) => {
   t.equal(totals([card(1, { estimate: 2.5 }), card(2), card(3, { estimate: 0.25 })]), '3 issues · 2.75 pts')
   t.equal(describeEvent({ type: 'transferIssue', created_at: '', from_pipeline: { name: 'A' }, to_pipeline: { name: 'B' } }), 'Moved from A to B')
   t.equal(describeEvent({ type: 'estimateIssue', created_at: '', to_estimate: { value: 3 } }), 'Estimate changed from no estimate to 3 pts')
+  const moved = { type: 'transferIssue', created_at: '', to_pipeline: { name: 'B' }, workspace_id: 'w2' }
+  t.equal(describeEvent(moved, 'w1', (id) => id === 'w2' ? 'Mobile' : undefined), 'Moved from nowhere to B in Mobile', 'a move on another board names it')
+  t.equal(describeEvent(moved, 'w2', () => 'Mobile'), 'Moved from nowhere to B', 'this board\'s moves need no name')
+  t.equal(describeEvent(moved, 'w1'), 'Moved from nowhere to B in another workspace', 'one the viewer does not have is not named')
   t.equal(duration(90), '2 min')
   t.equal(duration(3 * 86400), '3 days')
 })
@@ -438,6 +443,24 @@ t.test('sprints nearest today first; cycle times under a day in hours', async (t
   const view = renderToString(html`<${CycleTimeView} report=${report} />`)
   t.match(view, /p50 6 hours, p85 6 hours, p95 6 hours/)
   t.notMatch(view, /0\.25 days/)
+})
+
+t.test('a description: Markdown as elements, raw HTML as text, links that leave with rel and target', async (t) => {
+  const shown = renderToString(html`<${Description} text=${'# Plan\n\n**Bold** and `code` <script>alert(1)</script> <b onclick="x()">b</b>\n\n' +
+    '- [site](https://example.com/a)\n- [here](/admin) [js](javascript:alert(1)) https://bare.example.org\n\n![shot](https://img.example.com/s.png)\n\n<div>block</div>'} />`)
+  t.match(shown, /<h1>Plan<\/h1>/)
+  t.match(shown, /<strong>Bold<\/strong> and <code>code<\/code>/)
+  t.match(shown, /&lt;script>alert\(1\)&lt;\/script>/, 'a script tag is text')
+  t.match(shown, /&lt;b onclick=&quot;x\(\)&quot;>b&lt;\/b>/, 'raw inline HTML is text')
+  t.match(shown, /&lt;div>block&lt;\/div>/, 'raw block HTML is text')
+  t.notMatch(shown, /<script|<b |<div>|<[a-z]+ [^>]*onclick|<img/, 'no raw tag, handler or image reaches the page')
+  t.match(shown, /<li><a href="https:\/\/example.com\/a" target="_blank" rel="noopener nofollow">site<\/a><\/li>/, 'a tight list holds its links, each with rel and target')
+  t.match(shown, /<a href="https:\/\/bare.example.org" target="_blank" rel="noopener nofollow">/, 'a bare address is a link too')
+  t.notMatch(shown, /href="\/admin"|href="javascript/i, 'no link into this server, none that runs script')
+  t.match(shown, /here/)
+  t.match(shown, /<a href="https:\/\/img.example.com\/s.png" target="_blank" rel="noopener nofollow">shot<\/a>/, 'an image is a link to it, never loaded')
+  t.match(renderToString(html`<${Description} text=${null} />`), /No description/)
+  t.match(renderToString(html`<${Description} text=${'  \n'} />`), /No description/)
 })
 
 t.test('the page\'s sources never write HTML from strings', async (t) => {

@@ -4,6 +4,7 @@ import { html } from '../html.js'
 import { keyOf, labelColors, namesIn, parseEstimate, points, type Card } from '../model.js'
 import { mayChange, type Store } from '../store.js'
 import { EpicIssues } from './epic-issues.js'
+import { IssueDescription } from './issue-description.js'
 
 interface IssueEvent {
   type: string
@@ -12,6 +13,7 @@ interface IssueEvent {
   to_estimate?: { value: number }
   from_pipeline?: { name: string }
   to_pipeline?: { name: string }
+  workspace_id?: string
 }
 interface Release { release_id: string, title: string, desired_end_date: string, state: string }
 /** Release reports looked at for one panel: a repository rarely has more. */
@@ -19,8 +21,15 @@ const RELEASES_READ = 20
 
 interface Duration { workspace_id: string, pipeline_name: string, seconds: number, left_at: string | null }
 
-export function describeEvent (e: IssueEvent): string {
-  if (e.type === 'transferIssue') return `Moved from ${e.from_pipeline?.name ?? 'nowhere'} to ${e.to_pipeline?.name ?? 'nowhere'}`
+/**
+ * One history entry as a sentence. A move in another workspace than `here` names it (`workspaceName`
+ * knows the workspaces the viewer has), so its pipelines are not taken for this board's.
+ */
+export function describeEvent (e: IssueEvent, here?: string, workspaceName: (id: string) => string | undefined = () => undefined): string {
+  if (e.type === 'transferIssue') {
+    const elsewhere = here === undefined || e.workspace_id === undefined || e.workspace_id === here ? '' : ` in ${workspaceName(e.workspace_id) ?? 'another workspace'}`
+    return `Moved from ${e.from_pipeline?.name ?? 'nowhere'} to ${e.to_pipeline?.name ?? 'nowhere'}${elsewhere}`
+  }
   const from = e.from_estimate === undefined ? 'no estimate' : points(e.from_estimate.value)
   const to = e.to_estimate === undefined ? 'no estimate' : points(e.to_estimate.value)
   return `Estimate changed from ${from} to ${to}`
@@ -158,6 +167,7 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
       ${!writable && html`<dt>Estimate</dt><dd>${card.estimate === null ? 'none' : points(card.estimate)}</dd>`}
       ${!writable && pipeline !== undefined && html`<dt>Pipeline</dt><dd>${state.pipelines.find((p) => p.id === pipeline)?.name ?? pipeline}</dd>`}
     </dl>
+    <${IssueDescription} store=${store} card=${card} />
     ${!card.closed && writable && html`<section aria-label="Planning">
       <form class="row" onSubmit=${saveEstimate}>
         <label>Estimate <input type="text" inputmode="decimal" value=${estimate} size="6" onInput=${(e: InputEvent) => setEstimate((e.target as HTMLInputElement).value)} /></label>
@@ -222,7 +232,7 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
 ? html`<p class="hint">Loading…</p>`
 : events.length === 0
 ? html`<p class="hint">No moves or estimates yet.</p>`
-        : html`<ol class="timeline">${events.map((e, i) => html`<li key=${i}><time datetime=${e.created_at}>${new Date(e.created_at).toLocaleString()}</time> ${describeEvent(e)}</li>`)}</ol>`}
+        : html`<ol class="timeline">${events.map((e, i) => html`<li key=${i}><time datetime=${e.created_at}>${new Date(e.created_at).toLocaleString()}</time> ${describeEvent(e, state.choice?.workspace, (id) => state.workspaces.find((w) => w.id === id)?.name)}</li>`)}</ol>`}
     </section>
   </dialog>`
 }
