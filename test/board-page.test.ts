@@ -752,13 +752,21 @@ t.test('the Settings view: an admin names the host label a pipeline writes; anyo
   t.same(await labels(), [null, null, null], 'nothing changed')
 })
 
-t.test('editing an issue from its panel: title, labels and assignees saved through the API; a refusal keeps the old values', { skip: why, timeout: 60_000 }, async (t) => {
+t.test('editing an issue from its panel: its description shown, title, labels and assignees saved through the API; a refusal keeps the old values', { skip: why, timeout: 60_000 }, async (t) => {
   const app = await build(t)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const issue3 = async () => (await app.as('alice', { url: `/p1/repositories/${REPO}/issues?issue_numbers=3` })).json()[0] as { title: string, labels: Array<{ name: string }>, assignees: Array<{ login: string }> }
+  const described = { body: '**Steps** <script>window.ran = 1</script>\n\n[the log](https://logs.example.com/3)' }
+  t.equal((await app.as('alice', { method: 'PATCH', url: `/p1/repositories/${REPO}/issues/3`, payload: described })).statusCode, 200)
   const page = await open(t, `${address}/?board=${WS_OLD}/${REPO}`, TOKENS.alice, { bypassCSP: true })
   await card(page, 3).click()
   const panel = page.getByRole('dialog', { name: '#3 Issue 3' })
+  const description = panel.getByRole('region', { name: 'Description' })
+  await description.getByRole('link', { name: 'the log' }).waitFor()
+  t.equal(await description.locator('strong').textContent(), 'Steps', 'the description rendered as Markdown')
+  t.match(await description.textContent(), /<script>window\.ran = 1<\/script>/, 'raw HTML shown as text')
+  t.equal(await page.evaluate(() => (window as unknown as { ran?: number }).ran), undefined, 'and never run')
+  t.equal(await description.getByRole('link', { name: 'the log' }).getAttribute('rel'), 'noopener nofollow')
   await panel.getByRole('button', { name: 'Edit' }).click()
   const form = panel.getByRole('form', { name: 'Edit #3' })
   await form.getByLabel('Title').fill('Sharper title')

@@ -68,7 +68,7 @@ function EditIssue ({ store, card, onDone }: { store: Store, card: Card, onDone:
     <label>Labels <input type="text" value=${labels} placeholder="bug, ui" onInput=${(e: InputEvent) => setLabels((e.target as HTMLInputElement).value)} /></label>
     <label>Assignees <input type="text" value=${assignees} placeholder="login, login" onInput=${(e: InputEvent) => setAssignees((e.target as HTMLInputElement).value)} /></label>
     <div class="row">
-      <button type="submit" disabled=${saving}>Save</button>
+      <button type="submit" disabled=${saving}>Save title, labels and assignees</button>
       <button type="button" onClick=${onDone}>Cancel</button>
     </div>
   </form>`
