@@ -752,7 +752,7 @@ t.test('the Settings view: an admin names the host label a pipeline writes; anyo
   t.same(await labels(), [null, null, null], 'nothing changed')
 })
 
-t.test('editing an issue from its panel: its description shown, title, labels and assignees saved through the API; a refusal keeps the old values', { skip: why, timeout: 60_000 }, async (t) => {
+t.test('editing an issue from its panel: its description shown, title, labels and assignees saved through the API; a reader sees the description and no Edit', { skip: why, timeout: 60_000 }, async (t) => {
   const app = await build(t)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const issue3 = async () => (await app.as('alice', { url: `/p1/repositories/${REPO}/issues?issue_numbers=3` })).json()[0] as { title: string, labels: Array<{ name: string }>, assignees: Array<{ login: string }> }
@@ -785,15 +785,11 @@ t.test('editing an issue from its panel: its description shown, title, labels an
   t.equal(await page.getByRole('form', { name: 'Edit #3' }).count(), 0, 'Esc cancels the edit')
   t.equal(await page.getByRole('dialog', { name: '#3 Sharper title' }).count(), 1, 'and the panel stays open')
 
-  // carol only reads acme/api.
+  // carol only reads acme/api: she reads the description, and has no Edit (since the read-only views; the store's refusal path is in board-components).
   const carol = await open(t, `${address}/?board=${WS_OLD}/${REPO}`, TOKENS.carol)
   await card(carol, 3, 'Sharper title').click()
   const hers = carol.getByRole('dialog', { name: '#3 Sharper title' })
-  await hers.getByRole('button', { name: 'Edit' }).click()
-  await hers.getByRole('form', { name: 'Edit #3' }).getByLabel('Title').fill('Not mine to change')
-  await hers.getByRole('form', { name: 'Edit #3' }).getByRole('button', { name: 'Save' }).click()
-  await waitStatus(carol, /Not saved/)
-  t.match(await status(carol).textContent(), /Not saved: write permission on repository 1001 is required\. #3 keeps what it had\./, 'the API\'s refusal, said')
-  t.equal((await issue3()).title, 'Sharper title', 'nothing changed')
-  t.equal(await carol.getByRole('form', { name: 'Edit #3' }).count(), 1, 'the form stays, with what was typed')
+  await hers.getByRole('region', { name: 'Description' }).getByRole('link', { name: 'the log' }).waitFor()
+  await hers.getByRole('button', { name: 'Edit' }).waitFor({ state: 'detached' })
+  t.equal(await hers.getByRole('button', { name: 'Edit' }).count(), 0, 'a reader has no Edit')
 })
