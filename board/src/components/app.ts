@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { useEffect, useReducer, useRef } from 'preact/hooks'
+import { useEffect, useReducer, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Store } from '../store.js'
 import { AccountView } from './account.js'
@@ -56,6 +56,15 @@ export function App ({ store }: { store: Store }) {
     return () => document.removeEventListener('keydown', keys)
   }, [signedIn])
 
+  // On a phone the status line shows over the board: a message that is not an error fades after a while (board.css).
+  const [quiet, setQuiet] = useState(false)
+  useEffect(() => {
+    setQuiet(false)
+    if (state.status.error || state.status.text === '') return
+    const timer = setTimeout(() => setQuiet(true), 6000)
+    return () => clearTimeout(timer)
+  }, [state.status])
+
   const closePanel = () => {
     const key = state.panel
     store.set({ panel: null, focus: key })
@@ -82,7 +91,7 @@ export function App ({ store }: { store: Store }) {
         <button type="button" class="sign-out" onClick=${() => store.signOut()}>Sign out</button>`}
     </header>
     <main>
-      <p class="status${state.status.error ? ' error' : ''}" role="status" aria-live="polite">${state.status.text}</p>
+      <p class="status${state.status.error ? ' error' : ''}${quiet ? ' quiet' : ''}" role="status" aria-live="polite">${state.status.text}</p>
       ${state.phase === 'signed-out' && html`<${SignIn} store=${store} />`}
       ${signedIn && state.choice !== null && state.view !== 'reports' && state.view !== 'settings' && !OWN_VIEWS.has(state.view) && html`<${Filters} store=${store} inputRef=${filter} />`}
       ${signedIn && (state.choice !== null || OWN_VIEWS.has(state.view)) && view(store)}
