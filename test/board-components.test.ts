@@ -338,6 +338,11 @@ t.test('components render roles and names, text escaped', async (t) => {
   for (const name of ['Repository', 'Labels', 'Assignees', 'Epics', 'Estimate']) t.match(filters, new RegExp(`aria-expanded="false"[^>]*>${name}</button>`), name)
   const picker = renderToString(html`<${Picker} store=${store} />`)
   t.match(picker, /<optgroup label="Team"><option selected value="w">Team: all repositories<\/option><option value="w\/1">Team: acme\/api<\/option>/)
+  t.notMatch(picker, /Choose a board/, 'no placeholder once a board is chosen')
+  const chosen = store.state.choice
+  store.state.choice = null
+  t.match(renderToString(html`<${Picker} store=${store} />`), /<option selected value disabled>Choose a board<\/option>/, 'none chosen yet (a board made since the sign-in): the picker says so')
+  store.state.choice = chosen
   const panel = renderToString(html`<${IssuePanel} store=${store} issueKey="1#2" onClose=${() => {}} />`)
   t.match(panel, /<dialog[^>]*aria-labelledby="panel-title"/)
   t.match(panel, /<h2 id="panel-title">#2 Two &lt;b><\/h2>/)

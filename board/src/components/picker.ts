@@ -8,6 +8,7 @@ export function Picker ({ store }: { store: Store }) {
   const value = state.choice === null ? '' : state.choice.repo === null ? state.choice.workspace : `${state.choice.workspace}/${state.choice.repo}`
   return html`<label class="picker">Board
     <select value=${value} onChange=${(e: Event) => { store.choose((e.target as HTMLSelectElement).value) }}>
+      ${value === '' && html`<option value="" disabled>${state.workspaces.length === 0 ? 'No board yet' : 'Choose a board'}</option>`}
       ${state.workspaces.map((w) => html`<optgroup key=${w.id} label=${w.name}>
         <option value=${w.id}>${w.name}: all repositories</option>
         ${w.repositories.map((id) => {
