@@ -1,3 +1,4 @@
+import autocannon from 'autocannon'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,6 +18,32 @@ const REPO = 4700
 function peakMb (pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))
   return Number(line?.split(/\s+/)[1] ?? 0) / 1024
+}
+
+/** The process's resident memory now (Linux), in MB. */
+function rssMb (pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024
+}
+
+/**
+ * GraphQL `searchIssuesByPipeline`, the first 50 cards of the fullest pipeline (about a fifth of
+ * the workspace) with a label filter, at 50 connections for `seconds`: what a client showing a
+ * filtered column asks for.
+ */
+async function graphqlPage (url: string, seconds: number): Promise<string> {
+  const fields = 'id number title state htmlUrl estimate { value } repository { ghId name } assignees { nodes { login } } labels { nodes { name color } } ' +
+    `pipelineIssue(workspaceId: "${BIG_WORKSPACE}") { pipeline { id name } }`
+  const query = `{ searchIssuesByPipeline(pipelineId: "big-pipeline-01", filters: { labels: { in: ["bug"] } }, first: 50) { totalCount pageInfo { hasNextPage endCursor } nodes { ${fields} } } }`
+  const body = JSON.stringify({ query })
+  const first = await fetch(`${url}/public/graphql`, { method: 'POST', headers, body })
+  const json = await first.json() as { data?: { searchIssuesByPipeline: { totalCount: number, nodes: unknown[] } }, errors?: unknown[] }
+  if (first.status !== 200 || json.errors !== undefined) throw new Error(`GraphQL ${first.status}: ${JSON.stringify(json).slice(0, 300)}`)
+  const found = json.data!.searchIssuesByPipeline
+  const result = await autocannon({ url: `${url}/public/graphql`, connections: 50, duration: seconds, headers, method: 'POST', body })
+  const failed = result.non2xx + result.errors + result.timeouts
+  return `${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms ` +
+    `(${found.nodes.length} of ${found.totalCount.toLocaleString('en')} labelled cards${failed > 0 ? `; ${failed} failed` : ''})`
 }
 
 /** Starts the API on `options` and times it from spawn to listening (it listens once ready). */
@@ -71,6 +98,13 @@ async function measure (label: string, server: ServerProcess, issues: number, se
     afterWrite.push(await call(`${server.url}${board}`, 'GET'))
   }
   lines.push(`${label}: GET the ${(issues / 10).toLocaleString('en')}-issue board, first read after a write: ${stats(afterWrite)} (100 writes)`)
+  // A write to another repository of the workspace leaves this board's kept answer standing.
+  const afterOther: number[] = []
+  for (let i = 0; i < 100; i++) {
+    await call(`${server.url}/p1/repositories/${REPO + 2}/issues/${1 + (i % 50)}/estimate`, 'PUT', { estimate: i % 7 })
+    afterOther.push(await call(`${server.url}${board}`, 'GET'))
+  }
+  lines.push(`${label}: GET the same board, first read after a write to another repository: ${stats(afterOther)} (100 writes)`)
   // Dependencies from a lower to a higher number of repository 4701: every stored edge runs that way too, so none closes a cycle.
   const inserts: number[] = []
   const pairs = Math.floor((issues / 10 - 1) / 2)
@@ -81,16 +115,16 @@ async function measure (label: string, server: ServerProcess, issues: number, se
     if (i >= 20) inserts.push(ms)
   }
   lines.push(`${label}: POST /p1/dependencies with ${Math.min(2000, Math.floor(issues / 25)).toLocaleString('en')} edges stored, timed over HTTP: ${stats(inserts)} (180 after 20 not counted)`)
-  const rss = peakMb(server.pid)
-  lines.push(`${label}: server peak RSS ${rss.toFixed(0)} MB`)
+  lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, 50 connections: ${await graphqlPage(server.url, seconds)}`)
+  lines.push(`${label}: server RSS after these reads and writes ${rssMb(server.pid).toFixed(0)} MB, peak ${peakMb(server.pid).toFixed(0)} MB`)
   return { lines, rows }
 }
 
 /**
  * Issue 47's big workspace (`BENCH_BIG_ISSUES`, default 50,000) on SQLite and, when `postgresUrl`
  * answers, PostgreSQL: loading it from SEED_FILE, restarting to ready, the cached 5,000-issue
- * board against bare node:http, the first read after a write, moves at 50,000 vs 100 issues, and
- * dependency inserts over HTTP.
+ * board against bare node:http, the first read after a write, moves at 50,000 vs 100 issues,
+ * dependency inserts over HTTP, a GraphQL page with a label filter, and the server's memory.
  */
 export async function benchBigWorkspace (seconds: number, rounds: number, postgresUrl?: string): Promise<{ lines: string[], rows: HttpRow[] }> {
   const issues = Number(process.env.BENCH_BIG_ISSUES ?? 50_000)
