@@ -59,6 +59,9 @@ export interface Database extends ChatBotTables {
   audit_log: AuditLogTable
   password_failures: PasswordFailuresTable
   account_links: AccountLinksTable
+  zenhub_epics: ZenhubEpicsTable
+  zenhub_epic_issues: ZenhubEpicIssuesTable
+  workspace_own_repositories: WorkspaceOwnRepositoriesTable
 }
 
 export interface UsersTable {
@@ -127,6 +130,23 @@ export interface MilestonesTable {
 /** seq breaks ties between workspaces created in the same millisecond: age is (created_at, seq) */
 export interface WorkspacesTable { seq: Generated<number>, id: string, name: string, description: string | null, created_at: string }
 export interface WorkspaceRepositoriesTable { workspace_id: string, repo_id: number }
+/** An epic that is not an issue (the hosted service's ZenhubEpic), of one workspace. */
+export interface ZenhubEpicsTable {
+  id: Generated<number>
+  workspace_id: string
+  title: string
+  body: string | null
+  state: 'OPEN' | 'TODO' | 'IN_PROGRESS' | 'CLOSED'
+  /** YYYY-MM-DD */
+  start_on: string | null
+  end_on: string | null
+  creator_id: number | null
+  created_at: string
+  updated_at: string
+}
+export interface ZenhubEpicIssuesTable { epic_id: number, issue_id: number, added_at: string }
+/** A workspace's own repository: native issues, no issue host (made on first need). */
+export interface WorkspaceOwnRepositoriesTable { workspace_id: string, repo_id: number }
 export interface PipelinesTable {
   id: string
   workspace_id: string

@@ -7,6 +7,8 @@ import { createConnectionsRepository } from './issue-host/connections.js'
 import { createDependenciesRepository } from './dependencies.js'
 import { DomainEvents } from './domain-events.js'
 import { createEpicsRepository } from './epics.js'
+import { createOwnRepositories } from './own-repositories.js'
+import { createZenhubEpicsRepository } from './zenhub-epics.js'
 import { createIssuesRepository } from './issues.js'
 import { migrate } from './engine/migrations/index.js'
 import { checkSecretKey, sealStoredSecrets } from './sealed-secrets.js'
@@ -43,6 +45,8 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     pipelineRemoval: createPipelineRemoval(db, events),
     issues: createIssuesRepository(db, events),
     epics: createEpicsRepository(db, events),
+    zenhubEpics: createZenhubEpicsRepository(db),
+    ownRepositories: createOwnRepositories(db),
     milestones: createMilestonesRepository(db),
     dependencies: createDependenciesRepository(db, events),
     releases: createReleasesRepository(db, events),

@@ -21,6 +21,7 @@ import { accountsMigration } from './accounts.js'
 import { stableIdsMigration } from './stable-ids.js'
 import { keyCheckMigration } from './key-check.js'
 import { issueBodyMigration } from './issue-body.js'
+import { zenhubEpicsMigration } from './zenhub-epics.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -50,7 +51,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '022-delivery-log': deliveryLogMigration(engine),
     '023-stable-ids': stableIdsMigration(engine),
     '024-key-check': keyCheckMigration(),
-    '025-issue-body': issueBodyMigration()
+    '025-issue-body': issueBodyMigration(),
+    '026-zenhub-epics': zenhubEpicsMigration(engine)
   }
 }
 

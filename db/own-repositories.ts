@@ -1,0 +1,55 @@
+import { sql } from 'kysely'
+import { NotFound } from './errors.js'
+import { lockFor } from './engine/engine.js'
+import { writeTransaction, type Executor } from './engine/transaction.js'
+import { createRepositoriesRepository, type Repository } from './repositories.js'
+import { createWorkspacesRepository } from './workspaces.js'
+
+const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'workspace'
+
+/**
+ * A workspace's own repository (the hosted service's zenhubRepository): native issues that live
+ * here only, without an issue host. It is made on first need, as a repository an administrator
+ * could have made ("New repository"), added to the workspace, and readable and writable by whoever
+ * may read or write the workspace's repositories then (each user's highest level among them);
+ * from then on its permissions are managed as any repository's.
+ */
+export function createOwnRepositories (db: Executor) {
+  const find = async (trx: Executor, workspaceId: string): Promise<Repository | undefined> => {
+    const row = await trx.selectFrom('workspace_own_repositories as o').innerJoin('repositories as r', 'r.id', 'o.repo_id')
+      .select(['r.id', 'r.owner', 'r.name', 'r.html_url']).where('o.workspace_id', '=', workspaceId).executeTakeFirst()
+    return row === undefined ? undefined : { ...row, id: Number(row.id) }
+  }
+
+  return {
+    /** The workspace's own repository, if made. */
+    find: async (workspaceId: string) => await find(db, workspaceId),
+
+    /** The workspace's own repository, made now when it is not yet (one transaction). */
+    async ensure (workspaceId: string): Promise<Repository> {
+      const found = await find(db, workspaceId)
+      if (found !== undefined) return found
+      return await writeTransaction(db, async (trx) => {
+        await lockFor(trx, `own-repository:${workspaceId}`)
+        const again = await find(trx, workspaceId)
+        if (again !== undefined) return again
+        const workspace = await trx.selectFrom('workspaces').select(['id', 'name']).where('id', '=', workspaceId).executeTakeFirst()
+        if (workspace === undefined) throw new NotFound(`workspace ${workspaceId} not found`)
+        const holds = (await trx.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId).execute()).map((r) => Number(r.repo_id))
+        const repo = await createRepositoriesRepository(trx).create({ owner: 'workspace', name: `${slug(workspace.name)}-${workspaceId}`, html_url: null })
+        await trx.insertInto('workspace_own_repositories').values({ workspace_id: workspaceId, repo_id: repo.id }).execute()
+        if (holds.length > 0) {
+          await sql`
+            INSERT INTO permissions (user_id, repo_id, level)
+            SELECT user_id, ${repo.id}, MAX(level) FROM permissions
+            WHERE repo_id IN (${sql.join(holds)}) AND level >= 1
+            GROUP BY user_id`.execute(trx)
+        }
+        await createWorkspacesRepository(trx).update(workspaceId, { add_repositories: [repo.id] })
+        return repo
+      })
+    }
+  }
+}
+
+export type OwnRepositories = ReturnType<typeof createOwnRepositories>
