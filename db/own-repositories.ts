@@ -25,6 +25,11 @@ export function createOwnRepositories (db: Executor) {
     /** The workspace's own repository, if made. */
     find: async (workspaceId: string) => await find(db, workspaceId),
 
+    /** The workspace whose own repository this is, if it is one. */
+    async workspaceOf (repoId: number): Promise<string | undefined> {
+      return (await db.selectFrom('workspace_own_repositories').select('workspace_id').where('repo_id', '=', repoId).executeTakeFirst())?.workspace_id
+    },
+
     /** The workspace's own repository, made now when it is not yet (one transaction). */
     async ensure (workspaceId: string): Promise<Repository> {
       const found = await find(db, workspaceId)

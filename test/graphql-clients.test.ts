@@ -32,6 +32,7 @@ const expected: Record<string, string[]> = {
   ],
   'zenhub-mcp': [
     'dependencies__mutations__createIssueDependency', 'dependencies__mutations__deleteIssueDependency', 'epics__mutations__addIssuesToEpics',
+    'epics__mutations__createZenhubEpic', 'epics__mutations__deleteZenhubEpic', 'epics__mutations__updateZenhubEpic', 'epics__mutations__updateZenhubEpicDates',
     'epics__mutations__createEpic', 'epics__mutations__removeIssuesFromEpics', 'issues__mutations__addAssigneesToIssues',
     'issues__mutations__addLabelsToIssues', 'issues__mutations__createIssue', 'issues__mutations__removeAssigneesFromIssues',
     'issues__mutations__removeLabelsFromIssues', 'issues__mutations__updateIssue', 'issues__queries__closeIssues', 'issues__queries__moveIssue',
@@ -58,7 +59,11 @@ const expected: Record<string, string[]> = {
     'cmd_workspace_repo_mutations_go__AddRepositoryToWorkspace', 'cmd_workspace_repo_mutations_go__DisconnectWorkspaceRepository',
     'internal_resolve_epic_go__ListLegacyEpics', 'internal_resolve_issue_go__IssueByInfo', 'internal_resolve_issue_go__IssueByNode',
     'internal_resolve_label_go__GetWorkspaceLabels', 'internal_resolve_pipeline_go__ListPipelines', 'internal_resolve_repo_go__ListRepos',
-    'internal_resolve_sprint_go__ListSprints', 'internal_resolve_user_go__ListZenhubUsers', 'internal_resolve_zenhub_label_go__ListZenhubLabels'
+    'internal_resolve_sprint_go__ListSprints', 'internal_resolve_user_go__ListZenhubUsers', 'internal_resolve_zenhub_label_go__ListZenhubLabels',
+    'cmd_epic_go__GetZenhubEpicProgress', 'cmd_epic_go__ListZenhubEpicsFull',
+    'cmd_epic_mutations_go__AddIssuesToZenhubEpics', 'cmd_epic_mutations_go__CreateZenhubEpic', 'cmd_epic_mutations_go__DeleteZenhubEpic',
+    'cmd_epic_mutations_go__GetZenhubEpicEstimate', 'cmd_epic_mutations_go__RemoveIssuesFromZenhubEpics', 'cmd_epic_mutations_go__UpdateZenhubEpic',
+    'cmd_epic_mutations_go__UpdateZenhubEpicDates', 'cmd_epic_mutations_go__UpdateZenhubEpicState', 'internal_resolve_epic_go__ListZenhubEpics'
   ]
 }
 

@@ -1,4 +1,5 @@
 import { Invalid } from '../../db/errors.js'
+import { LOCAL_REPO_IDS } from '../../db/repositories.js'
 
 /**
  * Global ids at the edge: workspaces keep their 24-hex ids; every other object's id is unpadded
@@ -7,7 +8,7 @@ import { Invalid } from '../../db/errors.js'
  * number (below 2^96); any other text is 2^96 plus its UTF-8 bytes read as one number.
  */
 export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone'
-  | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem'
+  | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem' | 'ZenhubEpic'
 
 const TEXT = 1n << 96n
 const HEX = /^[0-9a-f]{24}$/
@@ -71,7 +72,7 @@ export function pipelineIssueKey (id: string): { issueId: number, workspaceId: s
 export function nodeKey (id: string): { type: NodeType, key: number | string } | undefined {
   const parsed = parseId(id)
   if (parsed === undefined) return undefined
-  const numeric: NodeType[] = ['Issue', 'Repository', 'ZenhubUser', 'ZenhubOrganization', 'Epic']
+  const numeric: NodeType[] = ['Issue', 'Repository', 'ZenhubUser', 'ZenhubOrganization', 'Epic', 'ZenhubEpic']
   if (numeric.includes(parsed.type)) return parsed.integer > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : { type: parsed.type, key: Number(parsed.integer) }
   return { type: parsed.type, key: textOf(parsed.integer) }
 }
@@ -82,3 +83,11 @@ export function milestoneKey (id: string): { repoId: number, number: number } {
   if (!/^[0-9]{1,15}$/.test(repo) || !/^[0-9]{1,15}$/.test(number ?? '')) throw bad(id, 'Milestone')
   return { repoId: Number(repo), number: Number(number) }
 }
+
+/**
+ * `Repository.ghId` (a 32-bit Int) is the REST API's repo_id. A repository that lives here only
+ * has an id from 2^40 up, past what an Int holds: its ghId is negative, -1 for the first of them.
+ */
+export const ghIdOf = (repoId: number): number => repoId >= LOCAL_REPO_IDS ? LOCAL_REPO_IDS - repoId - 1 : repoId
+/** The repository a ghId names (see ghIdOf). */
+export const repoOfGhId = (ghId: number): number => ghId < 0 ? LOCAL_REPO_IDS - ghId - 1 : ghId

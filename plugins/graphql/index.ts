@@ -14,6 +14,7 @@ import { aliasLimit, complexityLimit, MAX_DEPTH, mutationLimit } from './limits.
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { planningReads } from './resolvers/reads-planning.js'
 import { mutationResolvers } from './resolvers/writes.js'
+import { zenhubEpicLoaders, zenhubEpicTypeResolvers } from './resolvers/zenhub-epics.js'
 
 /** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
 async function schemaText (): Promise<string> {
@@ -47,8 +48,8 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   const hostIssues = createHostIssues(fastify.planningStore, { fetch: fastify.planningHosts.fetch })
   await fastify.register(mercurius, {
     schema: await schemaText(),
-    resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...withMore(typeResolvers, planningReads) } as never,
-    loaders: loaders as never,
+    resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers) } as never,
+    loaders: withMore(loaders, zenhubEpicLoaders) as never,
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,

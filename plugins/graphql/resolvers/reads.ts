@@ -3,12 +3,14 @@ import { ISSUE_ORDER_FIELDS, type IssueFilter, type IssueKey, type IssueNode, ty
 
 import type { GraphContext } from '../context.js'
 import { connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
-import { encodeId, milestoneKey, nodeKey, numberKey, pipelineIssueId, pipelineKey, textKey } from '../ids.js'
+import { encodeId, ghIdOf, milestoneKey, nodeKey, numberKey, pipelineIssueId, pipelineKey, repoOfGhId, textKey } from '../ids.js'
 import {
   ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, webUrl, workspaceObject,
   type IssueObject, type PipelineObject, type RepositoryObject, type SprintObject, type WorkspaceObject
 } from './objects.js'
 import { pipelineFor, workspaceFor } from './visibility.js'
+import { smallIssueConnection } from './issue-connections.js'
+import { workspaceZenhubFields, zenhubEpicNode } from './zenhub-epics.js'
 
 type Ctx = GraphContext
 interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
@@ -67,22 +69,6 @@ function issueConnection (rows: Array<IssueNode & { key: IssueKey }>, page: Retu
   }
 }
 
-/** A connection over issues read whole (a handful: an issue's blockers), with its counts. */
-function smallIssueConnection (rows: IssueNode[], args: PageArgs) {
-  const conn = listConnection(rows.map(issueObject), (i) => String(i.id), args)
-  const prs = rows.filter((r) => r.is_pull_request === 1).length
-  return {
-    ...conn,
-    pipelineCounts: {
-      issuesCount: rows.length - prs,
-      pullRequestsCount: prs,
-      sumEstimates: rows.reduce((s, r) => s + (r.estimate ?? 0), 0),
-      unfilteredIssueCount: null,
-      unfilteredSumEstimates: null
-    }
-  }
-}
-
 /** Issues of the workspace's readable repositories, newest first, open (and with `includeClosed` closed). */
 async function repoIssues (ctx: Ctx, f: IssueFilter, scope: IssueScope, args: PageArgs, order?: IssueOrder) {
   const page = pageOf(args, issueKeyOf)
@@ -109,7 +95,8 @@ interface SearchIssuesArgs extends PageArgs {
 
 /** The workspace's repositories the viewer can read, optionally only those of `ghIds`. */
 async function readableIn (ctx: Ctx, workspaceId: string, ghIds?: number[] | null): Promise<number[]> {
-  return (await ctx.reads.repositoriesOf([workspaceId])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (ghIds == null || ghIds.includes(r)))
+  const wanted = ghIds?.map(repoOfGhId)
+  return (await ctx.reads.repositoriesOf([workspaceId])).map((r) => r.repo_id).filter((r) => ctx.readable.has(r) && (wanted == null || wanted.includes(r)))
 }
 
 const byName = <T extends { name: string }>(rows: T[]): T[] => [...new Map(rows.map((r) => [r.name, r])).values()]
@@ -184,6 +171,7 @@ async function nodeOf (ctx: Ctx, id: string): Promise<unknown> {
     }
     case 'ZenhubUser': return key === ctx.user.id ? viewerObject(ctx) : null
     case 'ZenhubOrganization': return key === 1 ? ORGANIZATION : null
+    case 'ZenhubEpic': return await zenhubEpicNode(ctx, key as number)
     default: return null
   }
 }
@@ -217,7 +205,7 @@ export const queryResolvers = {
     return await repoIssues(ctx, f, scope, args)
   },
   async issueByInfo (_: unknown, args: { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }, ctx: Ctx) {
-    const repoId = args.repositoryGhId ?? (args.repositoryId == null ? undefined : numberKey(args.repositoryId, 'Repository'))
+    const repoId = (args.repositoryGhId == null ? undefined : repoOfGhId(args.repositoryGhId)) ?? (args.repositoryId == null ? undefined : numberKey(args.repositoryId, 'Repository'))
     if (repoId === undefined) throw new Invalid('give repositoryGhId or repositoryId')
     return await issueFor(ctx, ctx.readable.has(repoId) ? await ctx.reads.issueByNumber(repoId, args.issueNumber) : undefined, `issue ${args.issueNumber} of repository ${repoId}`)
   },
@@ -234,9 +222,10 @@ export const queryResolvers = {
   },
   async repositoriesByGhId (_: unknown, args: { ghIds: number[] }, ctx: Ctx) {
     if (args.ghIds.length > 100) throw new Invalid('ghIds must not list more than 100 repositories')
-    const rows = await ctx.reads.repositoriesByIds(args.ghIds.filter((id) => ctx.readable.has(id)))
+    const ids = args.ghIds.map(repoOfGhId)
+    const rows = await ctx.reads.repositoriesByIds(ids.filter((id) => ctx.readable.has(id)))
     const byId = new Map(rows.map((r) => [r.id, r]))
-    return args.ghIds.flatMap((id) => byId.has(id) ? [repositoryObject(byId.get(id)!)] : [])
+    return ids.flatMap((id) => byId.has(id) ? [repositoryObject(byId.get(id)!)] : [])
   }
 }
 
@@ -327,7 +316,8 @@ export const typeResolvers = {
       const levels = await ctx.store.users.levels(ctx.user.id, await readableIn(ctx, w.id))
       return ['NONE', 'READ', 'WRITE', 'ADMIN'][Math.max(0, ...levels.values())] ?? 'ADMIN'
     },
-    activeSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => (await sprintsOf(ctx, w.id)).find((s) => s.state === 'active') ?? null
+    activeSprint: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => (await sprintsOf(ctx, w.id)).find((s) => s.state === 'active') ?? null,
+    ...workspaceZenhubFields
   },
   Pipeline: {
     id: (p: PipelineObject) => encodeId('Pipeline', p.id),
@@ -358,7 +348,7 @@ export const typeResolvers = {
   },
   Repository: {
     id: (r: RepositoryObject) => encodeId('Repository', r.id),
-    ghId: (r: RepositoryObject) => r.id,
+    ghId: (r: RepositoryObject) => ghIdOf(r.id),
     ownerName: (r: RepositoryObject) => r.owner,
     owner: (r: RepositoryObject) => ({ __typename: 'User' as const, login: r.owner, avatar_url: null }),
     description: () => null,

@@ -1,6 +1,6 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
 import type { IssueNode } from '../../../db/graph-reads.js'
-import { numberKey } from '../ids.js'
+import { numberKey, repoOfGhId } from '../ids.js'
 import { issueObject } from './objects.js'
 import { echo, mayWrite, MAX_BATCH, writableIssueKey, type Ctx, type Input } from './write-access.js'
 
@@ -44,7 +44,7 @@ export const epicWrites = {
   async createEpic (_: unknown, { input }: { input: Input & { issue: EpicIssue } }, ctx: Ctx) {
     mayWrite(ctx)
     const wanted = input.issue
-    const repoId = wanted.repositoryGhId ?? (wanted.repositoryId == null ? undefined : numberKey(wanted.repositoryId, 'Repository'))
+    const repoId = (wanted.repositoryGhId == null ? undefined : repoOfGhId(wanted.repositoryGhId)) ?? (wanted.repositoryId == null ? undefined : numberKey(wanted.repositoryId, 'Repository'))
     if (repoId === undefined) throw new Invalid('issue: give repositoryId or repositoryGhId')
     if (!ctx.readable.has(repoId)) throw new NotFound(`repository ${repoId} not found`)
     const repo = await ctx.auth.requireAccess(ctx.request, repoId, 'write')

@@ -1,7 +1,7 @@
 import { Forbidden, Invalid, NotFound } from '../../../db/errors.js'
 import { visibleWorkspace } from '../../../db/workspace-access.js'
 import { createAdminOperations } from '../../../services/admin.js'
-import { encodeId, pipelineKey } from '../ids.js'
+import { encodeId, pipelineKey, repoOfGhId } from '../ids.js'
 import { pipelineObject, repositoryObject, workspaceObject } from './objects.js'
 import { echo, mayWrite, type Ctx, type Input } from './write-access.js'
 
@@ -76,7 +76,7 @@ export const pipelineWrites = {
   },
 
   async addRepositoryToWorkspace (_: unknown, { input }: { input: Input & { workspaceId: string, repositoryGhId: string } }, ctx: Ctx) {
-    const repoId = Number(input.repositoryGhId)
+    const repoId = repoOfGhId(Number(input.repositoryGhId))
     if (!Number.isSafeInteger(repoId) || !ctx.readable.has(repoId)) throw new NotFound(`repository ${input.repositoryGhId} not found`)
     const audit = await administrator(ctx, input.workspaceId, 'workspace.repository_added', { repository: repoId })
     await createAdminOperations(ctx.store).updateWorkspace(input.workspaceId, { add_repositories: [repoId] })
@@ -90,8 +90,9 @@ export const pipelineWrites = {
   },
 
   async disconnectWorkspaceRepository (_: unknown, { input }: { input: Input & { workspaceId: string, repositoryGhId: number } }, ctx: Ctx) {
-    const audit = await administrator(ctx, input.workspaceId, 'workspace.repository_removed', { repository: input.repositoryGhId })
-    await createAdminOperations(ctx.store).updateWorkspace(input.workspaceId, { remove_repositories: [input.repositoryGhId] })
+    const repoId = repoOfGhId(input.repositoryGhId)
+    const audit = await administrator(ctx, input.workspaceId, 'workspace.repository_removed', { repository: repoId })
+    await createAdminOperations(ctx.store).updateWorkspace(input.workspaceId, { remove_repositories: [repoId] })
     await audit()
     const [workspace] = await ctx.reads.workspacesByIds([input.workspaceId])
     return { ...echo(input), workspace: workspaceObject(workspace) }

@@ -1,5 +1,5 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
-import { encodeId, numberKey } from '../ids.js'
+import { encodeId, numberKey, repoOfGhId } from '../ids.js'
 import { issueObject, pipelineObject } from './objects.js'
 import { mayWrite, reread, writableIssue, type Ctx, type Input } from './write-access.js'
 import { issueWrites } from './writes-issues.js'
@@ -9,13 +9,14 @@ import { boardWrites } from './writes-board.js'
 import { epicWrites } from './writes-epics.js'
 import { pipelineWrites } from './writes-pipelines.js'
 import { milestoneWrites } from './writes-milestones.js'
+import { zenhubEpicWrites } from './zenhub-epics.js'
 import { pipelineFor } from './visibility.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
 interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
 
 const repoOf = (info: IssueInfo): number => {
-  const id = info.repositoryGhId ?? (info.repositoryId == null ? undefined : numberKey(info.repositoryId, 'Repository'))
+  const id = (info.repositoryGhId == null ? undefined : repoOfGhId(info.repositoryGhId)) ?? (info.repositoryId == null ? undefined : numberKey(info.repositoryId, 'Repository'))
   if (id === undefined) throw new Invalid('give repositoryGhId or repositoryId')
   return id
 }
@@ -103,5 +104,6 @@ export const mutationResolvers = {
   ...boardWrites,
   ...epicWrites,
   ...pipelineWrites,
-  ...milestoneWrites
+  ...milestoneWrites,
+  ...zenhubEpicWrites
 }
