@@ -16,6 +16,8 @@ export interface BulkIssue extends NewIssue {
   /** the issue host's labels and assignees, as a fixture holds them */
   labels?: Array<{ name: string, color?: string | null }>
   assignees?: Array<{ login: string, avatar_url?: string | null }>
+  /** the issue host's description */
+  body?: string
 }
 
 /**
@@ -151,7 +153,8 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
             estimate: issue.estimate ?? null,
             created_at: issue.createdAt === undefined ? now : new Date(issue.createdAt).toISOString(),
             milestone_number: issue.milestoneNumber ?? null,
-            is_pull_request: issue.pullRequest === true ? 1 : 0
+            is_pull_request: issue.pullRequest === true ? 1 : 0,
+            body: issue.body === undefined || issue.body === '' ? null : issue.body
           })))
           .returning(['id', 'repo_id', 'number']).execute()
         for (const row of inserted) ids.set(`${Number(row.repo_id)}:${Number(row.number)}`, Number(row.id))

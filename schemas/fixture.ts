@@ -50,6 +50,7 @@ export const Fixture = Type.Object({
     author: Type.Optional(Login),
     milestone_number: Type.Optional(PositiveInt),
     pull_request: Type.Optional(Type.Boolean({ description: 'a pull request (they share the issues\' numbers)' })),
+    body: Type.Optional(Type.String({ maxLength: 65_536, description: 'the issue host\'s description (Markdown)' })),
     plus_ones: Type.Optional(Type.Array(DateTime)),
     pipelines: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1 }), {
       description: 'pipeline (id or name) per workspace id; default: the workspace\'s first pipeline'

@@ -115,8 +115,8 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
         authors.set(issue.author, authorId)
       }
       const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate } = issue
-      const { milestone_number: milestone, pull_request: pullRequest, created_at: createdAt, labels, assignees } = issue
-      const more = { pullRequest, createdAt, labels, assignees, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
+      const { milestone_number: milestone, pull_request: pullRequest, created_at: createdAt, labels, assignees, body } = issue
+      const more = { pullRequest, createdAt, labels, assignees, body, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
       batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...more })
     }
     await at('', async () => await bulk.create(batch, start, (i) => `issues[${i}]`))

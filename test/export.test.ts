@@ -27,7 +27,7 @@ function hostData () {
   const hosted: Record<number, object> = {
     2: { labels: [{ name: 'bug', color: 'd73a4a' }, { name: 'ui', color: null }], assignees: [{ login: 'octo', avatar_url: 'https://avatars.example/octo' }] },
     3: { assignees: [{ login: 'alice', avatar_url: null }, { login: 'bob', avatar_url: null }] },
-    5: { pull_request: true }
+    5: { pull_request: true, body: 'A *described* pull request' }
   }
   return {
     ...fixture,
@@ -96,6 +96,7 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.match(backup.milestones.find((m: any) => m.number === 2), { due_on: '2026-12-01T00:00:00.000Z', state: 'closed' })
   t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2).milestone_number, 2)
   t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 5).pull_request, true, 'a pull request stays one')
+  t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 5).body, 'A *described* pull request', 'the description comes along')
   t.match(backup.workspaces.find((w: any) => w.id === WS_OLD).pipelines, [{}, { id: P.doing, host_label: 'In progress' }, {}])
   t.match(backup.sprints, [{ workspace_id: WS_NEW, length_weeks: 2, time_zone: 'Europe/Berlin', carry_over: true }])
   t.same(backup.sprints[0].sprints.map((s: any) => s.issues.length).filter((n: number) => n > 0), [2, 1], 'sprint membership: the active sprint (one issue removed) and the next')
