@@ -19,6 +19,7 @@ async function axe (page: Page): Promise<string[]> {
     return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
   })
 }
+const sideways = async (page: Page) => await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 
 t.test('a workspace admin sets up releases, milestones and epics from the board; a reader sees no control', { skip: why, timeout: 120_000 }, async (t) => {
@@ -30,7 +31,7 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
   const browser = await launchBrowser()
   t.teardown(async () => await browser.close())
 
-  const page = await newPage(browser, { bypassCSP: true })
+  const page = await newPage(browser, { bypassCSP: true, viewport: { width: 390, height: 844 } })
   await page.goto(`${address}/?board=${WS_OLD}&view=settings`)
   await signInWithToken(page, TOKENS.alice)
 
@@ -45,6 +46,7 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
   const end = form.getByLabel('Desired end date')
   t.equal(await end.getAttribute('aria-invalid'), 'true', 'an end before the start is refused at its field')
   t.match(await page.locator(`#${await end.getAttribute('aria-describedby') as string}`).textContent(), /not be before the start/, 'and says why')
+  t.same(await axe(page), [], 'axe: no serious or critical violation in the refused form')
   await form.getByLabel('Title').fill('Version 2')
   await end.fill(day(10))
   await form.getByRole('group', { name: 'Repositories' }).getByLabel('acme/api').check()
@@ -80,6 +82,7 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
   await page.getByText(`v1.0 (acme/api) starts on ${day(-2)}`).waitFor()
   t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/milestones/1/start_date` })).json().start_date.slice(0, 10), day(-2), 'the start date is in the API at once')
   t.same(await axe(page), [], 'axe: no serious or critical violation in Settings')
+  t.equal(await sideways(page), 0, 'Settings: no sideways scroll at 390 px')
 
   // The release report's burndown in Reports.
   await report.getByRole('button', { name: 'Burndown of Version 2' }).click()
@@ -101,6 +104,7 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
   await panel.getByRole('button', { name: 'Remove #4 from the epic' }).waitFor({ state: 'detached' })
   t.same(await inEpic(), [5], 'removed from the epic, in the API at once')
   t.same(await axe(page), [], 'axe: no serious or critical violation in the epic\'s panel')
+  t.equal(await sideways(page), 0, 'the epic\'s panel: no sideways scroll at 390 px')
   await page.close()
 
   // carol only reads acme/api: the same views without a single control to change them.

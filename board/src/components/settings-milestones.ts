@@ -62,7 +62,7 @@ function MilestoneStart ({ store, milestone }: { store: Store, milestone: Milest
       setBusy(false)
     }
   }
-  return html`<li><form class="setting" role="group" aria-label=${name} onSubmit=${save} noValidate>
+  return html`<li><form class="row" role="group" aria-label=${name} onSubmit=${save} noValidate>
     <div class="field"><label for=${id}>Start date of ${name}</label>
       <input name="start_date" type="date" value=${start ?? ''} ...${invalid(id, form.errors.start_date)} />
       <${FieldError} id=${id} error=${form.errors.start_date} /></div>
