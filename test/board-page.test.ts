@@ -785,6 +785,18 @@ t.test('editing an issue from its panel: its description shown, title, labels an
   t.equal(await page.getByRole('form', { name: 'Edit #3' }).count(), 0, 'Esc cancels the edit')
   t.equal(await page.getByRole('dialog', { name: '#3 Sharper title' }).count(), 1, 'and the panel stays open')
 
+  // A refusal (the permission taken away meanwhile) keeps the old values and says why, naming the repository.
+  await page.route(`**/p1/repositories/${REPO}/issues/3`, async (route) => route.request().method() === 'PATCH'
+    ? await route.fulfill({ status: 403, contentType: 'application/json', body: JSON.stringify({ statusCode: 403, error: 'Forbidden', message: `write permission on repository ${REPO} is required` }) })
+    : await route.continue())
+  await page.getByRole('dialog', { name: '#3 Sharper title' }).getByRole('button', { name: 'Edit' }).click()
+  await page.getByRole('form', { name: 'Edit #3' }).getByLabel('Title').fill('Not mine to change')
+  await page.getByRole('form', { name: 'Edit #3' }).getByRole('button', { name: 'Save' }).click()
+  await waitStatus(page, /Not saved/)
+  t.match(await status(page).textContent(), /Not saved: write permission on repository acme\/api is required\. #3 keeps what it had\./, 'the API\'s refusal, said')
+  t.equal((await issue3()).title, 'Sharper title', 'nothing changed')
+  t.equal(await page.getByRole('form', { name: 'Edit #3' }).count(), 1, 'the form stays, with what was typed')
+
   // carol only reads acme/api: she reads the description, and has no Edit (since the read-only views; the store's refusal path is in board-components).
   const carol = await open(t, `${address}/?board=${WS_OLD}/${REPO}`, TOKENS.carol)
   await card(carol, 3, 'Sharper title').click()
@@ -792,4 +804,5 @@ t.test('editing an issue from its panel: its description shown, title, labels an
   await hers.getByRole('region', { name: 'Description' }).getByRole('link', { name: 'the log' }).waitFor()
   await hers.getByRole('button', { name: 'Edit' }).waitFor({ state: 'detached' })
   t.equal(await hers.getByRole('button', { name: 'Edit' }).count(), 0, 'a reader has no Edit')
+  t.equal(await hers.getByRole('button', { name: 'Close issue' }).count(), 0, 'nor Close issue')
 })

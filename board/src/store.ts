@@ -6,6 +6,7 @@ import {
   cardOf, emptyFilter, filterFromQuery, filterToQuery, keyOf, mergeColumns, noRelations, placeIn, repoIndex,
   type BulkIssue, type Card, type Filter, type Pipeline, type Relations, type Repo, type RepoBoard, type Workspace
 } from './model.js'
+import { nameRepos } from './names.js'
 
 export interface Drag { key: string, pipeline: string | null, slot: number }
 export interface State {
@@ -698,7 +699,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       answer = await client.send<BulkIssue>('PATCH', `/p1/repositories/${card.repo}/issues/${card.number}`, change)
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) failed(err, 'Not saved')
-      else say(`Not saved: ${err instanceof Error ? err.message : String(err)}. #${card.number} keeps what it had.`, true)
+      else say(`Not saved: ${nameRepos(err instanceof Error ? err.message : String(err), state.repos)}. #${card.number} keeps what it had.`, true)
       return false
     }
     const cards = new Map(state.cards)
