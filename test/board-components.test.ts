@@ -538,7 +538,7 @@ t.test('the store: an edit sends what changed and keeps the board\'s estimate on
   client.send = async () => { throw new ApiError('write permission on repository 1 is required', 403) }
   t.equal(await store.editIssue('1#2', { title: 'Other' }), false)
   t.equal(store.state.cards.get('1#2')!.title, 'New', 'a refusal keeps the card')
-  t.equal(store.state.status.text, 'Not saved: write permission on repository 1 is required. #2 keeps what it had.')
+  t.equal(store.state.status.text, 'Not saved: write permission on repository acme/api is required. #2 keeps what it had.')
 })
 
 t.test('administration: sections, their controls by name, and what the forms check before asking', async (t) => {
