@@ -35,9 +35,9 @@ t.test('zenhubRepository: the workspace\'s own repository, made once on first ne
   const repos = (await gql(app, 'bob', `{ workspace(id: "${WS_OLD}") { repositoriesConnection { nodes { id } } } }`)).data.workspace.repositoriesConnection.nodes
   t.ok(repos.some((r: { id: string }) => r.id === ownRepo.id), 'it is one of the workspace\'s repositories')
 
-  const made = await gql(app, 'bob', 'mutation($i: CreateIssueInput!) { createIssue(input: $i) { issue { number title repository { id } } } }',
+  const made = await gql(app, 'bob', 'mutation($i: CreateIssueInput!) { createIssue(input: $i) { issue { number title type repository { id } } } }',
     { i: { repositoryId: ownRepo.id, title: 'Native issue' } })
-  t.same(made.data.createIssue.issue, { number: 1, title: 'Native issue', repository: { id: ownRepo.id } })
+  t.same(made.data.createIssue.issue, { number: 1, title: 'Native issue', type: 'ZenhubIssue', repository: { id: ownRepo.id } })
   const board = (await app.as('bob', { url: `/p2/workspaces/${WS_OLD}/repositories/${ownRest}/board` })).json()
   t.ok(board.pipelines[0].issues.some((i: { issue_number: number }) => i.issue_number === 1), 'on the workspace\'s board, in its first pipeline')
   const carol = await gql(app, 'carol', 'mutation($i: CreateIssueInput!) { createIssue(input: $i) { issue { number } } }', { i: { repositoryId: ownRepo.id, title: 'No' } })

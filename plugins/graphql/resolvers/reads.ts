@@ -1,4 +1,5 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
+import { LOCAL_REPO_IDS } from '../../../db/repositories.js'
 import { ISSUE_ORDER_FIELDS, type IssueFilter, type IssueKey, type IssueNode, type IssueOrder, type IssueScope, type PlacementNode } from '../../../db/graph-reads.js'
 
 import type { GraphContext } from '../context.js'
@@ -338,7 +339,8 @@ export const typeResolvers = {
   Issue: {
     id: (i: IssueObject) => encodeId('Issue', i.id),
     state: (i: IssueObject) => i.state === 'closed' ? 'CLOSED' : 'OPEN',
-    type: () => 'GithubIssue',
+    // An issue of a repository that lives here only (no issue host) is the hosted service's native kind.
+    type: (i: IssueObject) => i.repo_id >= LOCAL_REPO_IDS ? 'ZenhubIssue' : 'GithubIssue',
     pullRequest: (i: IssueObject) => i.is_pull_request === 1,
     ghId: () => null,
     ghUpdatedAt: (i: IssueObject) => iso(i.host_updated_at ?? i.created_at),
