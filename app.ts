@@ -122,7 +122,7 @@ export interface PlanningCoreOptions {
    * (default false here; `buildApp` and the server turn it on); docs/plugin.md.
    */
   directReads?: boolean
-  /** the bound on board and issue-data answers kept as bytes, in MiB (default 64; README, "Conditional requests") */
+  /** the bound on board and issue-data answers kept as bytes, in MiB (default 64; README, "Conditional requests"); GraphQL answers get a quarter of it again */
   readCacheMb?: number
   /** sign-in, sessions and the audit log (docs/sign-in.md); defaults as in the configuration table */
   signIn?: Partial<SignInConfig>
@@ -253,7 +253,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
     await fastify.register(boardLivePlugin)
   }
   // The hosted service's GraphQL API (docs/graphql.md): a door to the same operations.
-  if (wanted.has('issues') && wanted.has('boards')) await fastify.register(graphqlPlugin, { now: opts.clock, corsConfigured: (opts.corsOrigins?.length ?? 0) > 0 })
+  if (wanted.has('issues') && wanted.has('boards')) await fastify.register(graphqlPlugin, { now: opts.clock, corsConfigured: (opts.corsOrigins?.length ?? 0) > 0, answerCacheMb: (opts.readCacheMb ?? 64) / 4 })
   if (wanted.has('epics')) await fastify.register(epicsPlugin)
   if (wanted.has('milestones')) await fastify.register(milestonesPlugin)
   if (wanted.has('dependencies')) await fastify.register(dependenciesPlugin)

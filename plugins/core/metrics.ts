@@ -14,6 +14,8 @@ export interface PlanningMetrics {
   liveSockets: { count: () => number }
   /** the read cache tells where its counts are */
   readCache: { stats: () => ReadCacheStats | undefined }
+  /** the GraphQL answers' cache, the same way */
+  graphqlCache: { stats: () => ReadCacheStats | undefined }
   /** times a read answered before routing, as onResponse times the others; null when nobody reads the figures */
   requestTimed: ((method: string, route: string, status: number, seconds: number) => void) | null
 }
@@ -73,6 +75,9 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   const liveSockets = { count: () => 0 }
   new Gauge({ name: 'planning_chat_live_sockets', help: 'Open chat live-feed sockets on this instance', registers: [registry], collect () { this.set(liveSockets.count()) } }) // eslint-disable-line no-new
   const readCache = { stats: (): ReadCacheStats | undefined => undefined }
+  const graphqlCache = { stats: (): ReadCacheStats | undefined => undefined }
+  countedElsewhere(registry, 'planning_graphql_cache_hits_total', 'GraphQL reads answered from kept bytes', () => graphqlCache.stats()?.hits)
+  countedElsewhere(registry, 'planning_graphql_cache_misses_total', 'GraphQL requests that ran their document', () => graphqlCache.stats()?.misses)
   countedElsewhere(registry, 'planning_read_cache_hits_total', 'Board and issue-data reads answered from kept bytes', () => readCache.stats()?.hits)
   countedElsewhere(registry, 'planning_read_cache_misses_total', 'Board and issue-data reads that built their answer', () => readCache.stats()?.misses)
   countedElsewhere(registry, 'planning_read_cache_before_routing_total', 'Of the hits, those answered before routing', () => readCache.stats()?.beforeRouting)
@@ -105,6 +110,7 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
     rateLimited: () => refusals.inc(),
     liveSockets,
     readCache,
+    graphqlCache,
     requestTimed: opts.token === undefined ? null : (method, route, status, seconds) => { requests.observe({ method, route, status }, seconds) }
   } satisfies PlanningMetrics)
 

@@ -16,5 +16,10 @@ export interface GraphContext {
   auth: PlanningAuth
   /** issue writes that go to the issue host first (the REST API's two-way sync endpoints) */
   hostIssues: HostIssues
+  /** the time: resolvers read it here only, so an answer that depends on it is never kept (answer-cache.ts) */
   now: () => number
+  /** set when `now` was read */
+  clockRead?: boolean
+  /** set when a mutation's field ran */
+  wrote?: boolean
 }

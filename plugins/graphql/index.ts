@@ -7,6 +7,7 @@ import { createGraphReads } from '../../db/graph-reads.js'
 import { createHostIssues } from '../../services/host-issues.js'
 import { RATE_LIMITED } from '../core/rate-limit.js'
 import { errorReply } from '../core/errors.js'
+import { graphqlAnswers } from './answer-cache.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
@@ -42,13 +43,21 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
  * and rate limit of the REST API. Resolvers read through db/graph-reads.ts and write through the
  * same operations as the REST handlers.
  */
-async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean }) {
+async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean, answerCacheMb?: number }) {
   const reads = createGraphReads(fastify.planningStore.db)
   const clock = opts.now ?? Date.now
+  const answers = graphqlAnswers(fastify, opts.answerCacheMb ?? 16)
+  if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.graphqlCache.stats = () => answers.stats
+  // A mutation's fields mark the request: its answer is never kept.
+  const mutations = Object.fromEntries(Object.entries(mutationResolvers).map(([name, resolve]) => [name,
+    (root: unknown, args: unknown, ctx: GraphContext, info: unknown) => {
+      ctx.wrote = true
+      return (resolve as (...a: unknown[]) => unknown)(root, args, ctx, info)
+    }]))
   const hostIssues = createHostIssues(fastify.planningStore, { fetch: fastify.planningHosts.fetch })
   await fastify.register(mercurius, {
     schema: await schemaText(),
-    resolvers: { Query: queryResolvers, Mutation: mutationResolvers, ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers) } as never,
+    resolvers: { Query: queryResolvers, Mutation: mutations, ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers) } as never,
     loaders: withMore(loaders, zenhubEpicLoaders) as never,
     routes: false,
     graphiql: false,
@@ -95,19 +104,27 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
 
   const handler = async (request: FastifyRequest<{ Body: BodyType }>, reply: FastifyReply) => {
     const { query, variables, operationName } = request.body
+    const user = request.planningUser!
+    const kept = await answers.lookup(request, reply, { userId: user.id, scope: request.planningCredential?.scope ?? '', query, variables, operationName })
+    if (kept === undefined) return reply
     const context: GraphContext = {
       request,
-      user: request.planningUser!,
+      user,
       readable: await fastify.planningAuth.readable(request),
       store: fastify.planningStore,
       reads,
       auth: fastify.planningAuth,
       hostIssues,
-      now: clock
+      now: () => {
+        context.clockRead = true
+        return clock()
+      }
     }
     try {
       const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
-      return await reply.status(200).send(formatResult(result, request))
+      const body = JSON.stringify(formatResult(result, request))
+      if (result.errors === undefined && context.wrote !== true && context.clockRead !== true) answers.keep(kept, body)
+      return await reply.status(200).type('application/json; charset=utf-8').send(body)
     } catch (err) {
       const errors = (err as { errors?: Error[] }).errors
       if (Array.isArray(errors)) return await reply.status(200).send(documentErrors(errors))
