@@ -54,7 +54,7 @@ import { sharedCompilers } from './plugins/core/compilers.js'
 const adminPlugin = lazyPlugin<AdminPluginOptions>(async () => await import('./plugins/admin.js'))
 const boardPagePlugin = lazyPlugin<BoardPageOptions>(async () => await import('./plugins/board-page.js'))
 const chatPlugin = lazyPlugin<ChatPluginOptions>(async () => await import('./plugins/chat/index.js'))
-const graphqlPlugin = lazyPlugin<{ now?: () => number, corsConfigured?: boolean }>(async () => await import('./plugins/graphql/index.js'))
+const graphqlPlugin = lazyPlugin<{ now?: () => number, corsConfigured?: boolean, answerCacheMb?: number }>(async () => await import('./plugins/graphql/index.js'))
 const documentationPlugin = lazyPlugin<DocumentationOptions>(async () => await import('./plugins/core/documentation.js'))
 const integrationsPlugin = lazyPlugin(async () => await import('./plugins/integrations.js'))
 const twoWaySyncPlugin = lazyPlugin<TwoWaySyncOptions>(async () => await import('./plugins/two-way-sync.js'))
