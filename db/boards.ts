@@ -13,6 +13,7 @@ import { afterCommit, notedEvents, writeTransaction, type Executor } from './eng
 import type { User } from './users.js'
 import { createIssueSearch } from './issue-search.js'
 import { createWorkspacesRepository } from './workspaces.js'
+import { filterCondition, type BoardFilter } from './board-filter.js'
 
 export type Board = Static<typeof BoardSchema>
 export type BoardIssue = Static<typeof BoardIssueSchema>
@@ -90,8 +91,40 @@ const afterRowsQuery = prepared<{ repoId: number, pipelineId: string, rank: numb
     .where((eb) => eb.or([eb('p.rank', '>', p.rank), eb.and([eb('p.rank', '=', p.rank), eb('p.issue_id', '>', p.issueId)])]))
     .orderBy('p.rank').orderBy('p.issue_id').limit(p.limit))
 
-/** A page of the board: `limit` issues per pipeline, or the page after issue `after` of one pipeline. */
-export interface BoardPage { limit: number, pipelineId?: string, after?: number }
+/**
+ * A page of the board: `limit` issues per pipeline, or the page after issue `after` of one
+ * pipeline; with a filter, of the issues it keeps (totals too).
+ */
+export interface BoardPage { limit: number, pipelineId?: string, after?: number, filter?: BoardFilter }
+
+type Condition = NonNullable<ReturnType<typeof filterCondition>>
+
+// The filtered twins of the page's statements: their SQL depends on the filter, so they are built per read.
+async function firstFilteredRows (db: Executor, p: { workspaceId: string, repoId: number, limit: number }, condition: Condition): Promise<PageRow[]> {
+  return await db.selectFrom((eb) => eb.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+    .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
+    .select(sql<number>`row_number() over (partition by p.pipeline_id order by p.rank, p.issue_id)`.as('n'))
+    .where('p.workspace_id', '=', p.workspaceId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1).where(condition).as('ranked'))
+    .selectAll().where('n', '<=', p.limit).orderBy('pipeline_id').orderBy('n').execute()
+}
+
+type AfterParams = { repoId: number, pipelineId: string, rank: number, issueId: number, limit: number }
+async function afterFilteredRows (db: Executor, p: AfterParams, condition: Condition): Promise<PageRow[]> {
+  return await db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+    .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
+    .where('p.pipeline_id', '=', p.pipelineId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1)
+    .where((eb) => eb.or([eb('p.rank', '>', p.rank), eb.and([eb('p.rank', '=', p.rank), eb('p.issue_id', '>', p.issueId)])]))
+    .where(condition).orderBy('p.rank').orderBy('p.issue_id').limit(p.limit).execute()
+}
+
+type Counts = Map<string, { issues: number, points: number }>
+async function filteredCounts (db: Executor, workspaceId: string, repoId: number, condition: Condition): Promise<Counts> {
+  const rows = await db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
+    .select((eb) => ['p.pipeline_id', eb.fn.countAll<number>().as('issues'), eb.fn.sum<number>('i.estimate').as('points')])
+    .where('p.workspace_id', '=', workspaceId).where('p.is_open', '=', 1).where('p.repo_id', '=', repoId).where(condition)
+    .groupBy('p.pipeline_id').execute()
+  return new Map(rows.map((r) => [r.pipeline_id, { issues: Number(r.issues), points: Number(r.points ?? 0) }]))
+}
 
 function boardIssue (row: PageRow): BoardIssue {
   const issue: BoardIssue = { issue_number: Number(row.number), is_epic: row.is_epic === 1 }
@@ -189,17 +222,22 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
     if (pipelines.length === 0) throw new Invalid(`querystring/pipeline_id ${page.pipelineId ?? ''} is not a pipeline of workspace ${workspaceId}`)
     const byId = new Map(pipelines.map((p) => [p.id, p]))
     // One row more than asked tells whether a next page exists.
+    const condition = page.filter === undefined ? undefined : filterCondition(page.filter)
     let rows: PageRow[]
     if (page.after === undefined) {
-      rows = (await firstRowsQuery(db, { workspaceId, repoId, limit: page.limit + 1 })).rows
+      const p = { workspaceId, repoId, limit: page.limit + 1 }
+      rows = condition === undefined ? (await firstRowsQuery(db, p)).rows : await firstFilteredRows(db, p, condition)
     } else {
       if (page.pipelineId === undefined) throw new Invalid('querystring/after needs pipeline_id: a page after an issue is a page of one pipeline')
       const cursor = (await cursorQuery(db, { workspaceId, repoId, pipelineId: page.pipelineId, number: page.after })).rows[0]
       if (cursor === undefined) throw new Invalid(`querystring/after: issue ${page.after} is not open in pipeline ${page.pipelineId}`)
       const after = { rank: Number(cursor.rank), issueId: Number(cursor.issue_id) }
-      rows = (await afterRowsQuery(db, { repoId, pipelineId: page.pipelineId, ...after, limit: page.limit + 1 })).rows
+      const p = { repoId, pipelineId: page.pipelineId, ...after, limit: page.limit + 1 }
+      rows = condition === undefined ? (await afterRowsQuery(db, p)).rows : await afterFilteredRows(db, p, condition)
     }
-    const counts = await createIssueSearch(db).pipelineCounts(workspaceId, [repoId])
+    const counts = condition === undefined
+      ? await createIssueSearch(db).pipelineCounts(workspaceId, [repoId])
+      : await filteredCounts(db, workspaceId, repoId, condition)
     const more = new Set<string>()
     for (const row of rows) {
       const pipeline = byId.get(row.pipeline_id)

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { boardCsv, sendReport, wantsCsv } from './report-format.js'
 import type { MovePosition } from '../db/boards.js'
-import { Board, BoardQuery, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams, WorkspaceSummary } from '../schemas/boards.js'
+import { Board, BOARD_FILTERS, BoardQuery, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams, WorkspaceSummary } from '../schemas/boards.js'
 import type { Board as BoardData } from '../db/boards.js'
 import { Type, EmptyBody, errorResponses, IssueParams, RepoParams, type Static } from '../schemas/common.js'
 
@@ -61,11 +61,21 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
   const boardOrPage = async (workspaceId: string, repoId: number, query: BoardQueryType): Promise<BoardData> => {
     if (query.limit === undefined) {
       if (query.after !== undefined) throw httpErrors.badRequest('querystring/after needs limit')
+      unfiltered(query)
       return only(await board.board(workspaceId, repoId), workspaceId, query.pipeline_id)
     }
-    return await board.boardPage(workspaceId, repoId, { limit: query.limit, pipelineId: query.pipeline_id, after: query.after })
+    const names = (list?: string) => list === undefined ? undefined : [...new Set(list.split(',').map((s) => s.trim()).filter((s) => s !== ''))]
+    const filter = { text: query.q, labels: names(query.label), assignees: names(query.assignee), estimate: query.estimate }
+    return await board.boardPage(workspaceId, repoId, { limit: query.limit, pipelineId: query.pipeline_id, after: query.after, filter })
   }
-  const cacheKey = (query: BoardQueryType) => `${query.pipeline_id ?? ''}${query.limit === undefined ? '' : `:${query.limit}:${query.after ?? ''}`}`
+  /** The filters are those of a paged read: a whole board (or its CSV) is never filtered. */
+  const unfiltered = (query: BoardQueryType) => {
+    const given = BOARD_FILTERS.find((name) => query[name] !== undefined)
+    if (given !== undefined) throw httpErrors.badRequest(`querystring/${given} needs limit`)
+  }
+  const cacheKey = (query: BoardQueryType) => `${query.pipeline_id ?? ''}${query.limit === undefined
+    ? ''
+    : `:${query.limit}:${query.after ?? ''}:${JSON.stringify(BOARD_FILTERS.map((name) => query[name] ?? null))}`}`
 
   fastify.get('/p2/workspaces', {
     schema: { tags: [...tags, 'extensions'], summary: 'Workspaces holding a repository you can read, with those repositories and their pipelines (extension)', response: { 200: Type.Array(WorkspaceSummary), ...errorResponses } }
@@ -85,6 +95,7 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     const { workspace_id: workspaceId, repo_id: repoId } = request.params
     const pipelineId = request.query.pipeline_id
     if (wantsCsv(request)) {
+      unfiltered(request.query)
       return boardAsCsv(request, reply, repoId, async () => {
         await workspaceHolding(workspaceId, repoId)
         return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
@@ -102,6 +113,7 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     const { repo_id: repoId } = request.params
     const pipelineId = request.query.pipeline_id
     if (wantsCsv(request)) {
+      unfiltered(request.query)
       return boardAsCsv(request, reply, repoId, async () => {
         const workspaceId = await oldestWorkspace(repoId)
         return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, type App } from './helper.js'
+import { build, testFixture, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, type App } from './helper.js'
 
 type BoardIssueJson = { issue_number: number, position?: number, estimate?: { value: number }, is_epic: boolean }
 type BoardJson = { pipelines: Array<{ id: string, name: string, issues: BoardIssueJson[] }> }
@@ -318,4 +318,60 @@ t.test('paged boards: each pipeline\'s first rows with its totals, then the next
     t.match(res.json().message, message, query)
   }
   t.equal((await app.as('dave', { url: `/p2/workspaces/${WS_OLD}/repositories/${PRIVATE_REPO}/board?limit=2` })).statusCode, 404, 'no page of a board you cannot read')
+})
+
+t.test('paged boards filter on the server: title, labels, assignees, estimate; totals and pages of the filtered rows', async (t) => {
+  const hosted: Record<number, object> = {
+    2: { labels: [{ name: 'bug', color: null }] },
+    3: { labels: [{ name: 'bug', color: null }], assignees: [{ login: 'octo', avatar_url: null }] },
+    4: { labels: [{ name: 'ui', color: null }], title: 'Fix 100% of the_login' },
+    5: { labels: [{ name: 'bug', color: null }, { name: 'ui', color: null }] },
+    6: { assignees: [{ login: 'octo', avatar_url: null }, { login: 'mona', avatar_url: null }] }
+  }
+  const fixture = testFixture()
+  const app = await build(t, { fixture: { ...fixture, issues: fixture.issues.map((i) => i.repo_id === REPO ? { ...i, ...hosted[i.number] } : i) } })
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 3 } })
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/5/estimate`, payload: { estimate: 2 } })
+  const url = `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board`
+  const todo = async (query: string) => {
+    const res = await app.as('alice', { url: `${url}?${query}` })
+    t.equal(res.statusCode, 200, res.body)
+    const pipeline = res.json().pipelines.find((p: any) => p.id === P.todo)
+    return [pipeline.issues.map((i: any) => i.issue_number), pipeline.issues_total, pipeline.points_total, pipeline.next_after]
+  }
+  t.same(await todo('limit=1'), [[1], 6, 5, 1], 'unfiltered first')
+  t.same(await todo('limit=1&label=bug'), [[2], 3, 5, 2], 'the filtered totals, kept apart from the unfiltered answer')
+  t.same(await todo(`limit=1&label=bug&pipeline_id=${P.todo}&after=2`), [[3], 3, 5, 3])
+  t.same(await todo(`limit=1&label=bug&pipeline_id=${P.todo}&after=3`), [[5], 3, 5, null], 'paging within the filter')
+  t.same(await todo('limit=10&label=bug,ui'), [[2, 3, 4, 5], 4, 5, null], 'any of the labels')
+  t.same(await todo('limit=10&label=ui&assignee=octo,mona'), [[], 0, 0, null], 'labels and assignees together')
+  t.same(await todo('limit=10&label=bug&assignee=octo'), [[3], 1, 0, null])
+  t.same(await todo('limit=10&assignee=mona'), [[6], 1, 0, null])
+  t.same(await todo('limit=10&q=ISSUE'), [[1, 2, 3, 5, 6], 5, 5, null], 'title, case-insensitive')
+  t.same(await todo(`limit=10&q=${encodeURIComponent('100%')}`), [[4], 1, 0, null])
+  t.same(await todo(`limit=10&q=${encodeURIComponent('%')}`), [[4], 1, 0, null], 'wildcards taken literally')
+  t.same(await todo('limit=10&q=_'), [[4], 1, 0, null])
+  t.same(await todo(`limit=10&q=${encodeURIComponent('#5')}`), [[5], 1, 2, null], 'a number')
+  t.same(await todo('limit=10&estimate=set'), [[2, 5], 2, 5, null])
+  t.same(await todo('limit=10&estimate=none&label=bug'), [[3], 1, 0, null])
+  t.same(await todo('limit=10&estimate=2-2.5'), [[5], 1, 2, null])
+  await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues/5/moves`, payload: { pipeline_id: P.doing, position: 'top' } })
+  const moved = (await app.as('alice', { url: `${url}?limit=10&label=bug` })).json()
+  t.same(moved.pipelines.map((p: any) => [p.issues.map((i: any) => i.issue_number), p.issues_total, p.points_total]), [[[2, 3], 2, 3], [[5], 1, 2], [[], 0, 0]], 'a move shows at once')
+  const many = Array.from({ length: 21 }, (_, i) => `l${i}`).join(',')
+  for (const [query, message] of [
+    ['label=bug', /querystring\/label needs limit/],
+    ['q=x&format=csv', /querystring\/q needs limit/],
+    [`limit=2&label=${many}`, /label/],
+    ['limit=2&label=', /label/],
+    ['limit=2&assignee=a,,b', /assignee/],
+    [`limit=2&assignee=${'a'.repeat(101)}`, /assignee/],
+    [`limit=2&q=${'a'.repeat(201)}`, /q/],
+    ['limit=2&estimate=big', /estimate/],
+    ['limit=2&estimate=1-', /estimate/]
+  ] as const) {
+    const res = await app.as('alice', { url: `${url}?${query}` })
+    t.equal(res.statusCode, 400, query)
+    t.match(res.json().message, message, query)
+  }
 })
