@@ -258,6 +258,19 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
       return await requireIssue(db, repoId, number)
     },
 
+    /** The issue-host connection a repository is bound to (its milestones come from there), or null. */
+    async hostConnection (repoId: number): Promise<string | null> {
+      const row = await db.selectFrom('repositories').select('connection_id').where('id', '=', repoId).executeTakeFirst()
+      if (row === undefined) throw new NotFound(`repository ${repoId} not found`)
+      return row.connection_id
+    },
+
+    /** The number a new milestone of the repository takes: one past its highest. */
+    async nextMilestoneNumber (repoId: number): Promise<number> {
+      const row = await db.selectFrom('milestones').select((eb) => eb.fn.max('number').as('top')).where('repo_id', '=', repoId).executeTakeFirst()
+      return row?.top === null || row?.top === undefined ? 1 : Number(row.top) + 1
+    },
+
     async createMilestone (repoId: number, number: number, title: string, fields: Omit<MilestoneFields, 'title'> = {}): Promise<Milestone> {
       await requireRepository(repoId)
       const dueOn = fields.due_on === undefined || fields.due_on === null ? null : dueDate(fields.due_on)
