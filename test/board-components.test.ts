@@ -27,7 +27,7 @@ import { burndownChart, cycleTimeChart, dayIn, daysText, FRAME, niceMax, velocit
 import { html } from '../board/src/html.js'
 import {
   cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, matches, mergeColumns, namesIn, noRelations,
-  nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, totals, visibleRows,
+  nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, serverFilterQuery, totals, visibleRows,
   type Card as CardData, type Filter
 } from '../board/src/model.js'
 import { createStore, type LiveHandlers } from '../board/src/store.js'
@@ -195,9 +195,18 @@ t.test('the store: sign-in, the workspace board, a move in the card\'s own repos
   t.same(Object.values(again.store.state.columns).flat(), ['2#7'], 'one repository only')
 })
 
+t.test('the filter a paged board read applies on the server: what fits its bounds, nothing that would drop a match', async (t) => {
+  t.equal(serverFilterQuery(emptyFilter()), '')
+  t.equal(serverFilterQuery({ ...emptyFilter(), text: ' 100% ', labels: ['bug', 'ui'], assignees: ['octo'], estimate: '1-5', repos: [2], epics: ['1#4'] }),
+    '&q=100%25&label=bug%2Cui&assignee=octo&estimate=1-5', 'repositories and epics stay on the page')
+  const many = Array.from({ length: 21 }, (_, i) => `l${i}`)
+  t.equal(serverFilterQuery({ ...emptyFilter(), labels: many, assignees: ['a,b'], text: 'x'.repeat(201), estimate: '1234567-2' as const }), '', 'out of bounds: left to the page')
+})
+
 t.test('the store: a large board shows each column\'s first rows (a paged read) while the whole board loads', async (t) => {
   const page = { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 1, is_epic: false }], next_after: 1 }, { id: 'done', name: 'Done', issues: [], next_after: null }] }
-  const base = fakeClient({ '/p2/workspaces/w/repositories/1/board?limit=': page, ...routes })
+  const bugs = { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 2, is_epic: false }], next_after: null }, { id: 'done', name: 'Done', issues: [], next_after: null }] }
+  const base = fakeClient({ '/p2/workspaces/w/repositories/1/board?limit=40&label=bug': bugs, '/p2/workspaces/w/repositories/1/board?limit=': page, ...routes })
   let release = () => {}
   const held = new Promise<void>((resolve) => { release = resolve })
   const client: Client = { ...base, read: async <T>(path: string, etag?: string) => { if (path.endsWith('/board')) await held; return await base.read<T>(path, etag) } }
@@ -208,6 +217,10 @@ t.test('the store: a large board shows each column\'s first rows (a paged read) 
   t.same(store.state.columns.todo, ['1#1', '2#7'], 'the first rows of each repository, before the whole boards')
   t.equal(store.state.cards.get('1#1')?.title, 'One', 'with their titles')
   t.equal(store.state.status.text, 'Loading the rest of the board…')
+  store.setFilter({ labels: ['bug'] })
+  for (let turn = 0; turn < 200 && !store.state.columns.todo.includes('1#2'); turn++) await new Promise((resolve) => setImmediate(resolve))
+  t.same(store.state.columns.todo, ['1#2', '2#7'], 'a filter while only the first rows are here reads the first matches from the server')
+  store.setFilter({ labels: [] })
   release()
   await signing
   t.same(store.state.columns.todo, ['1#1', '2#7', '1#2'], 'then the whole board')

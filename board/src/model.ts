@@ -126,6 +126,23 @@ export function filterToQuery (filter: Filter, params: URLSearchParams): URLSear
   return out
 }
 
+/**
+ * The part of the filter a paged board read applies on the server (docs/api.md, "Paged boards"),
+ * as its query (`&q=…`), for a page holding only the first rows of each column. A value out of the
+ * server's bounds is left out: the page then gets more rows than match, never fewer.
+ */
+export function serverFilterQuery (filter: Filter): string {
+  const params = new URLSearchParams()
+  const text = filter.text.trim()
+  if (text !== '' && text.length <= 200) params.set('q', text)
+  const names = (list: string[]) => list.length <= 20 && list.every((n) => n.length <= 100 && !n.includes(',') && n.trim() === n && n !== '')
+  if (filter.labels.length > 0 && names(filter.labels)) params.set('label', filter.labels.join(','))
+  if (filter.assignees.length > 0 && names(filter.assignees)) params.set('assignee', filter.assignees.join(','))
+  if (/^(none|set|\d{1,6}(\.\d{1,3})?-\d{1,6}(\.\d{1,3})?)$/.test(filter.estimate)) params.set('estimate', filter.estimate)
+  const query = params.toString()
+  return query === '' ? '' : `&${query}`
+}
+
 export const isFiltering = (f: Filter): boolean =>
   f.text.trim() !== '' || f.repos.length > 0 || f.estimate !== '' || f.epics.length > 0 || f.blocked !== '' || f.labels.length > 0 || f.assignees.length > 0 || f.sprint !== ''
 

@@ -3,7 +3,7 @@
 // the actions; each change is one `set`, and subscribers (the page) draw again.
 import { ApiError, type Client } from './api.js'
 import {
-  cardOf, emptyFilter, filterFromQuery, filterToQuery, keyOf, mergeColumns, noRelations, placeIn, repoIndex,
+  cardOf, emptyFilter, filterFromQuery, filterToQuery, keyOf, mergeColumns, noRelations, placeIn, repoIndex, serverFilterQuery,
   type BulkIssue, type Card, type Filter, type Pipeline, type Relations, type Repo, type RepoBoard, type Workspace
 } from './model.js'
 import { nameRepos } from './names.js'
@@ -420,12 +420,15 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
    * their titles, shown when they come before the whole board; a board that fits in the page waits for that.
    */
   async function firstRows (workspace: string, mine: number) {
+    // Filtered on the server: the first rows of each column are then the first matches.
+    const filter = serverFilterQuery(state.filter)
+    const read = ++firstRowsRead
     try {
       const pages = await Promise.all(repoIds().map(async (repo) => ({
-        repo, board: await client.get<RepoBoard>(`/p2/workspaces/${workspace}/repositories/${repo}/board?limit=${FIRST_ROWS}`)
+        repo, board: await client.get<RepoBoard>(`/p2/workspaces/${workspace}/repositories/${repo}/board?limit=${FIRST_ROWS}${filter}`)
       })))
-      const late = () => mine !== generation || wholeRead === mine
-      if (late() || pages.every(({ board }) => board.pipelines.every((p) => (p.next_after ?? null) === null))) return
+      const late = () => mine !== generation || wholeRead === mine || read !== firstRowsRead
+      if (late() || (filter === '' && pages.every(({ board }) => board.pipelines.every((p) => (p.next_after ?? null) === null)))) return
       boards.clear()
       for (const { repo, board } of pages) boards.set(repo, board)
       await titles()
@@ -438,6 +441,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   }
   /** The generation whose whole boards have come: its first rows are no longer wanted. */
   let wholeRead = -1
+  /** The latest first-rows read: an earlier filter's answer coming after it is dropped. */
+  let firstRowsRead = 0
   const boards = new Map<number, RepoBoard>()
   const lastBoards = new Map<number, RepoBoard>()
   let isHidden = () => false
@@ -582,6 +587,9 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     set({ filter: { ...state.filter, ...patch }, ...(sprintChanged ? { sprintIssues: null } : {}) })
     writeUrl()
     if (sprintChanged) sprintIssues()
+    // Only the first rows are here yet: read those the filter keeps, so a match further down shows.
+    const choice = state.choice
+    if (choice !== null && wholeRead !== generation && state.phase === 'ready') firstRows(choice.workspace, generation).catch(() => {})
   }
 
   function toggleCollapsed (pipeline: string) {
