@@ -9,10 +9,11 @@ const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g,
 
 /**
  * A workspace's own repository (the hosted service's zenhubRepository): native issues that live
- * here only, without an issue host. It is made on first need, as a repository an administrator
- * could have made ("New repository"), added to the workspace, and readable and writable by whoever
- * may read or write the workspace's repositories then (each user's highest level among them);
- * from then on its permissions are managed as any repository's.
+ * here only, without an issue host. It is made on first need by someone who may write the
+ * workspace, as a repository an administrator could have made ("New repository"), added to the
+ * workspace, and only its maker gets a permission on it (their highest level among the
+ * workspace's repositories): permissions copied to everybody would outlive their source. From then
+ * on its permissions are managed as any repository's (People, invites to the workspace).
  */
 export function createOwnRepositories (db: Executor) {
   const find = async (trx: Executor, workspaceId: string): Promise<Repository | undefined> => {
@@ -31,7 +32,7 @@ export function createOwnRepositories (db: Executor) {
     },
 
     /** The workspace's own repository, made now when it is not yet (one transaction). */
-    async ensure (workspaceId: string): Promise<Repository> {
+    async ensure (workspaceId: string, makerId: number): Promise<Repository> {
       const found = await find(db, workspaceId)
       if (found !== undefined) return found
       return await writeTransaction(db, async (trx) => {
@@ -47,7 +48,7 @@ export function createOwnRepositories (db: Executor) {
           await sql`
             INSERT INTO permissions (user_id, repo_id, level)
             SELECT user_id, ${repo.id}, MAX(level) FROM permissions
-            WHERE repo_id IN (${sql.join(holds)}) AND level >= 1
+            WHERE repo_id IN (${sql.join(holds)}) AND level >= 1 AND user_id = ${makerId}
             GROUP BY user_id`.execute(trx)
         }
         await createWorkspacesRepository(trx).update(workspaceId, { add_repositories: [repo.id] })

@@ -479,6 +479,16 @@ t.test('a description: Markdown as elements, raw HTML as text, links that leave 
   t.match(shown, /<a href="https:\/\/img.example.com\/s.png" target="_blank" rel="noopener nofollow">shot<\/a>/, 'an image is a link to it, never loaded')
   t.match(renderToString(html`<${Description} text=${null} />`), /No description/)
   t.match(renderToString(html`<${Description} text=${'  \n'} />`), /No description/)
+  const had = Object.getOwnPropertyDescriptor(globalThis, 'location')
+  Object.defineProperty(globalThis, 'location', { value: { origin: 'https://plan.example.com' }, configurable: true })
+  try {
+    const own = renderToString(html`<${Description} text=${'[reset](https://plan.example.com/admin/x) [out](https://other.example.com/)'} />`)
+    t.notMatch(own, /href="https:\/\/plan.example.com/, 'an absolute link to this server is text too')
+    t.match(own, /href="https:\/\/other.example.com\/"/)
+  } finally {
+    if (had === undefined) delete (globalThis as { location?: unknown }).location
+    else Object.defineProperty(globalThis, 'location', had)
+  }
 })
 
 t.test('the page\'s sources never write HTML from strings', async (t) => {

@@ -23,13 +23,19 @@ let ownRepo: { id: string, ghId: number, name: string }
 let ownRest: number
 let epicId: string
 
-t.test('zenhubRepository: the workspace\'s own repository, made once on first need; createIssue works in it', async (t) => {
-  const first = await own('carol', WS_OLD)
+t.test('zenhubRepository: the workspace\'s own repository, made once by a workspace writer\'s read; createIssue works in it', async (t) => {
+  t.same(await own('carol', WS_OLD), { zenhubRepository: null }, 'a reader\'s read writes nothing: it is not there yet')
+  const first = await own('bob', WS_OLD)
   ownRepo = first.zenhubRepository
   ownRest = Number(Buffer.from(ownRepo.id, 'base64').toString().split('/').pop())
   t.ok(ownRest >= 2 ** 40, 'a repository that lives here only')
   t.equal(ownRepo.ghId, -1, 'the first of them: ghId -1')
-  t.same(await own('alice', WS_OLD), first, 'the same one for everyone, made once')
+  t.same(await own('bob', WS_OLD), first, 'made once')
+  t.same(await own('carol', WS_OLD), { zenhubRepository: null }, 'only its maker holds a permission on it at first')
+  const granted = await app.admin({ method: 'PUT', url: `/admin/repositories/${ownRest}/permissions/carol`, payload: { permission: 'read' } })
+  t.ok(granted.statusCode < 300, 'granted as any repository')
+  t.same(await own('carol', WS_OLD), first, 'then carol reads it')
+  await app.admin({ method: 'PUT', url: `/admin/repositories/${ownRest}/permissions/alice`, payload: { permission: 'admin' } })
   t.not((await own('alice', WS_NEW)).zenhubRepository.id, ownRepo.id, 'each workspace has its own')
   t.equal(await own('dave', WS_OLD), null, 'a user without the workspace does not see it')
   const repos = (await gql(app, 'bob', `{ workspace(id: "${WS_OLD}") { repositoriesConnection { nodes { id } } } }`)).data.workspace.repositoriesConnection.nodes

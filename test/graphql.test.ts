@@ -364,3 +364,17 @@ t.test('a repeated read is answered from kept bytes until something is written; 
   t.notOk((await gql(counted, 'alice', sprints)).errors)
   if (sqlite) t.ok(executed.filter((s) => !/change_counter/.test(s)).length > 0, 'an answer that read the clock runs again')
 })
+
+t.test('costly fields count as many (descriptions, timelines), plain lists count their ids, U+0000 in a literal is refused', async (t) => {
+  const ids = JSON.stringify(Array.from({ length: 100 }, (_, i) => encodeId('Issue', i + 1)))
+  const bodies = Array.from({ length: 10 }, (_, i) => `a${i}: issues(ids: ${ids}) { body }`).join(' ')
+  const many = await gql(app, 'alice', `{ ${bodies} }`)
+  t.equal(many.data, null)
+  t.equal(many.errors![0].extensions.code, 'QUERY_TOO_COMPLEX', '1,000 descriptions in one document')
+  const one = (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 1) { id } }`)).data.issueByInfo.id
+  const few = await gql(app, 'alice', `{ issues(ids: ${JSON.stringify(Array(100).fill(one))}) { number body } }`)
+  t.notOk(few.errors, 'a page of them is fine')
+  const nul = await gql(app, 'alice', 'mutation { createIssue(input: { repositoryId: "x", title: "a\\u0000b" }) { issue { id } } }')
+  t.equal(nul.data, null)
+  t.match(nul.errors![0], { message: /U\+0000/, extensions: { code: 'BAD_USER_INPUT' } })
+})

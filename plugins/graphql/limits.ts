@@ -1,5 +1,5 @@
 import {
-  GraphQLError, Kind, getNamedType, type ASTVisitor, type FragmentDefinitionNode, type GraphQLOutputType,
+  GraphQLError, Kind, getNamedType, getNullableType, isListType, type ASTVisitor, type FragmentDefinitionNode, type GraphQLOutputType,
   type SelectionSetNode, type ValidationContext, type ValidationRule
 } from 'graphql'
 import { DEFAULT_PAGE } from './connections.js'
@@ -47,11 +47,20 @@ export const mutationLimit: ValidationRule = (context: ValidationContext): ASTVi
 })
 
 const isConnection = (type: GraphQLOutputType) => getNamedType(type).name.endsWith('Connection')
+const isList = (type: GraphQLOutputType) => isListType(getNullableType(type))
+
+/**
+ * Fields that cost far more than one value: a description is up to 65,536 characters, an issue's
+ * timeline reads all its events, a sprint's scope change runs the sprint's review. Each counts as
+ * this many fields, so a document cannot ask for thousands of them at once.
+ */
+const WEIGHTS: Record<string, number> = { body: 1000, timelineItems: 200, scopeChange: 2000 }
 
 /**
  * Refuses a document whose estimated size passes MAX_COMPLEXITY: every field counts once per item
  * of each connection around it, a connection's items being its `first`/`last` (100 by default).
- * Plain lists (`issues(ids)`, `repositoriesByGhId`) are bounded by their arguments and count once.
+ * Plain lists (`issues(ids)`, `repositoriesByGhId`) count the items their list argument names, and
+ * a few costly fields count as many (WEIGHTS).
  */
 export const complexityLimit: ValidationRule = (context: ValidationContext): ASTVisitor => {
   const fragments = new Map<string, FragmentDefinitionNode>()
@@ -62,7 +71,8 @@ export const complexityLimit: ValidationRule = (context: ValidationContext): AST
     const type = schema.getType(typeName)
     let total = 0
     for (const sel of set.selections) {
-      if (total > MAX_COMPLEXITY) return total
+      // Past twice the bound (the total is halved at the end), nothing further can bring it back under.
+      if (total > 2 * MAX_COMPLEXITY) return Number.POSITIVE_INFINITY
       if (sel.kind === Kind.FRAGMENT_SPREAD) {
         const frag = fragments.get(sel.name.value)
         if (frag === undefined || seen.has(frag.name.value)) continue
@@ -70,7 +80,7 @@ export const complexityLimit: ValidationRule = (context: ValidationContext): AST
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         total += cost(sel.selectionSet, sel.typeCondition?.name.value ?? typeName, times, depth, seen)
       } else {
-        total += times
+        total += times * (WEIGHTS[sel.name.value] ?? 1)
         if (sel.selectionSet === undefined || type === undefined || type === null || !('getFields' in type)) continue
         const field = type.getFields()[sel.name.value]
         if (field === undefined) continue
@@ -78,6 +88,10 @@ export const complexityLimit: ValidationRule = (context: ValidationContext): AST
         if (isConnection(field.type as GraphQLOutputType)) {
           const size = sel.arguments?.find((a) => a.name.value === 'first' || a.name.value === 'last')
           items = size?.value.kind === Kind.INT ? Math.max(1, Number(size.value.value)) : DEFAULT_PAGE
+        } else if (isList(field.type as GraphQLOutputType)) {
+          // A plain list (`issues(ids)`) holds as many items as its list argument names; from a variable, up to a page.
+          const lists = (sel.arguments ?? []).map((a) => a.value.kind === Kind.LIST ? a.value.values.length : a.value.kind === Kind.VARIABLE ? DEFAULT_PAGE : 1)
+          items = Math.max(1, ...lists)
         }
         total += cost(sel.selectionSet, getNamedType(field.type).name, times * items, depth + 1, seen)
       }

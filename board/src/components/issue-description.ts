@@ -10,8 +10,17 @@ import type { Store } from '../store.js'
 // elements (never an HTML string), from tags on this list only, with no attribute but a link's.
 const markdown = MarkdownIt({ html: false, linkify: true })
 const TAGS = new Set(['p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'ul', 'ol', 'li', 'blockquote', 'em', 'strong', 's', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'code', 'pre'])
-/** Only links that leave for another site: a relative one would point into this server. */
+/** Only links that leave for another site: a relative one, or one to this page's origin, would point into this server. */
 const OUTSIDE = /^(https?:|mailto:)/i
+function leaves (href: string): boolean {
+  if (!OUTSIDE.test(href)) return false
+  if (/^mailto:/i.test(href)) return true
+  try {
+    return new URL(href).origin !== globalThis.location?.origin
+  } catch {
+    return false
+  }
+}
 /** Links open apart from the board, tell the other site nothing of it, and vouch for nothing. */
 const LINK = { target: '_blank', rel: 'noopener nofollow' }
 
@@ -32,7 +41,7 @@ function build (tokens: Token[]): ComponentChildren[] {
       const href = String(token.attrGet('href') ?? '')
       const start = token.attrGet('start')
       // A tight list's paragraphs are hidden: their text goes straight into the item.
-      stack.push({ tag: token.hidden ? '' : token.tag, href: OUTSIDE.test(href) ? href : undefined, start: start === null ? undefined : String(start), children: [] })
+      stack.push({ tag: token.hidden ? '' : token.tag, href: leaves(href) ? href : undefined, start: start === null ? undefined : String(start), children: [] })
     } else if (token.nesting === -1) {
       const open = stack.pop()
       if (open !== undefined) add(element(open))

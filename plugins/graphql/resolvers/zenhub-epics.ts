@@ -181,9 +181,17 @@ export const workspaceZenhubFields = {
     }
     return listConnection(rows.map(zenhubEpicObject), (e) => String(e.id), args)
   },
-  /** Made on first need (db/own-repositories.ts): a client reads its id to create native issues in it. */
+  /**
+   * Made on first need (db/own-repositories.ts): a client reads its id to create native issues in
+   * it. Only someone who may write the workspace, with a credential that may write, makes it; for
+   * anybody else a read writes nothing and answers null until it is there.
+   */
   zenhubRepository: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => {
-    const repo = await ctx.store.ownRepositories.ensure(w.id)
+    let repo = await ctx.store.ownRepositories.find(w.id)
+    if (repo === undefined) {
+      if (ctx.auth.changeRefusal(ctx.request) !== undefined || await levelIn(ctx, w.id) < LEVELS.write) return null
+      repo = await ctx.store.ownRepositories.ensure(w.id, ctx.user.id)
+    }
     // Made just now, it is not among what the request's credential could read when it began.
     if (!ctx.readable.has(repo.id) && await ctx.store.users.level(ctx.user.id, repo.id) < LEVELS.read) return null
     const [row] = await ctx.reads.repositoriesByIds([repo.id])
