@@ -161,6 +161,14 @@ export function createUsersRepository (db: Executor) {
       }
     },
 
+    /** Gives the user `permission` on every repository there is now (the first administrator's own boards). */
+    async grantEverywhere (userId: number, permission: PermissionName): Promise<void> {
+      const level = LEVELS[permission]
+      await db.insertInto('permissions').columns(['user_id', 'repo_id', 'level'])
+        .expression(db.selectFrom('repositories').select([sql.lit(userId).as('user_id'), 'id', sql.lit(level).as('level')]).where(sql<boolean>`true`))
+        .onConflict((oc) => oc.columns(['user_id', 'repo_id']).doUpdateSet({ level })).execute()
+    },
+
     async setPermission (userId: number, repoId: number, permission: PermissionName): Promise<void> {
       const level = LEVELS[permission]
       if (level === 0) {

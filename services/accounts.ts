@@ -159,6 +159,9 @@ export function createAccountOperations (store: PlanningStore, lifetimes: Sessio
         if (input.email !== null && await s.users.byEmail(input.email) !== undefined) throw new FieldError('email', 'this email belongs to another user')
         const user = await newUser(s, input.login, input.email, hash)
         await s.accounts.setAdministrator(user.id, true)
+        // The server's first administrator may grant themselves anything: they get admin on what is
+        // here already (demo data, an import, a fixture), so its boards open for them at once.
+        await s.users.grantEverywhere(user.id, 'admin')
         await s.audit.record({ actor: `user:${user.login}`, action: 'user.created', target: `user:${user.login}`, address, detail: { via: 'first-run setup', administrator: true } })
         const session = await startSession(s, user, 'password', lifetimes, address, { via: 'setup' })
         return { user, session, administrator: true }

@@ -171,6 +171,7 @@ t.test('first start: a setup link while no administrator exists, a new one each 
   t.match(short.body, /id="field-password"[^>]*aria-invalid="true" aria-describedby="field-password-hint field-password-error"/)
   t.match(short.body, /id="field-password-error">a password must be at least 10 characters long/)
 
+  const early = (await second.a.admin({ method: 'POST', url: '/admin/repositories', payload: { owner: 'acme', name: 'early' } })).json().id as number
   // Two submissions at once (on both instances): exactly one administrator.
   const submit = (a: App, login: string) => a.inject({ method: 'POST', url: '/auth/setup', headers: origin, payload: { token, login, password: `${login}-password-1` } })
   const answers = await Promise.all([submit(first.a, 'root'), submit(second.a, 'other')])
@@ -179,7 +180,9 @@ t.test('first start: a setup link while no administrator exists, a new one each 
   t.match(winner.json(), { administrator: true })
   const users = (await second.a.admin({ url: '/admin/users' })).json() as Array<{ login: string, administrator: boolean }>
   t.same(users.map((u) => [u.login, u.administrator]), [[winner.json().login, true]], 'one user, an administrator')
-  t.match((await second.a.inject({ url: '/account', headers: { cookie: cookieOf(winner) } })).json(), { login: winner.json().login }, 'signed in')
+  const account = (await second.a.inject({ url: '/account', headers: { cookie: cookieOf(winner) } })).json()
+  t.match(account, { login: winner.json().login }, 'signed in')
+  t.same(account.permissions, [{ repo_id: early, permission: 'admin' }], 'with admin on what was here before them')
 
   const gone = await second.a.inject({ url: path })
   t.equal(gone.statusCode, 410)
