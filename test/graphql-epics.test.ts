@@ -1,14 +1,7 @@
 import t from 'tap'
-import { build, REPO, WS_OLD, WS_NEW, TOKENS, type App } from './helper.js'
+import { build, REPO, WS_OLD, WS_NEW, TOKENS } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
-
-type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
-
-async function gql (app: App, login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>): Promise<Gql> {
-  const res = await app.as(login, { method: 'POST', url: '/public/graphql', payload: { query, variables } })
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
-  return res.json()
-}
+import { gql, type Gql } from './gql.js'
 
 // One app for the whole file (CI budget); the tests run in order and build on each other.
 const app = await build(t)

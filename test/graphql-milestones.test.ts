@@ -1,15 +1,10 @@
 import t from 'tap'
 import { buildWithSql, REPO, OTHER_REPO, TOKENS } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
-
-type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
+import { gql as post, type Gql } from './gql.js'
 
 const { app, sql } = await buildWithSql(t)
-const gql = async (login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>): Promise<Gql> => {
-  const res = await app.as(login, { method: 'POST', url: '/public/graphql', payload: { query, variables } })
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
-  return res.json()
-}
+const gql = async (login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>): Promise<Gql> => await post(app, login, query, variables)
 const readToken = (await app.as('alice', { method: 'POST', url: '/account/tokens', payload: { name: 'reader', scope: 'read' } })).json().token as string
 const asReader = async (query: string, variables?: Record<string, unknown>): Promise<Gql> =>
   (await app.inject({ method: 'POST', url: '/public/graphql', headers: { authorization: `Bearer ${readToken}` }, payload: { query, variables } })).json()

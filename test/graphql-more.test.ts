@@ -1,14 +1,7 @@
 import t from 'tap'
-import { build, REPO, OTHER_REPO, WS_OLD, WS_NEW, TOKENS, type App } from './helper.js'
+import { build, REPO, OTHER_REPO, WS_OLD, WS_NEW } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
-
-type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
-
-async function gql (app: App, login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>): Promise<Gql> {
-  const res = await app.as(login, { method: 'POST', url: '/public/graphql', payload: { query, variables } })
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
-  return res.json()
-}
+import { gql, type Gql } from './gql.js'
 
 const app = await build(t)
 const readToken = (await app.as('bob', { method: 'POST', url: '/account/tokens', payload: { name: 'reader', scope: 'read' } })).json().token as string

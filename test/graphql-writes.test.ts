@@ -1,14 +1,7 @@
 import t from 'tap'
-import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
+import { build, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
-
-type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
-
-async function gql (app: App, login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>): Promise<Gql> {
-  const res = await app.as(login, { method: 'POST', url: '/public/graphql', payload: { query, variables } })
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
-  return res.json()
-}
+import { gql } from './gql.js'
 
 // One app for the whole file (CI budget); each test uses issues the others leave alone.
 const app = await build(t)

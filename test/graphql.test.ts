@@ -2,14 +2,7 @@ import t from 'tap'
 import { buildSchema, graphqlSync, getIntrospectionQuery } from 'graphql'
 import { build, testFixture, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P, TOKENS, type App } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
-
-type Gql = { data: any, errors?: Array<{ message: string, extensions: { code: string } }> }
-
-async function gql (app: App, login: keyof typeof TOKENS, query: string, variables?: Record<string, unknown>, url = '/public/graphql'): Promise<Gql> {
-  const res = await app.as(login, { method: 'POST', url, payload: { query, variables } })
-  if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`)
-  return res.json()
-}
+import { gql } from './gql.js'
 
 // One app for the whole file (CI budget); tests that write come last and undo nothing they rely on.
 // Labels and assignees as the issue host brings them, on issues 5 and 6 of REPO and one of PRIVATE_REPO.
