@@ -13,7 +13,7 @@ type Json = Record<string, unknown>
 /**
  * Reads everything the fixture format holds (DESIGN section 5, extended: positions, labels,
  * assignees, events, epics, dependencies, release reports, pipeline host labels, sprints, the
- * reports' history) a page at a time, as `[key, record]` pairs in the order an import needs
+ * reports' history, epics that are not issues, each workspace's own repository) a page at a time, as `[key, record]` pairs in the order an import needs
  * them. No token hashes, connection
  * secrets or webhooks, and so nothing that belongs to a connection (its identities and the
  * permissions they give: docs/operations.md, "Fixtures"). Issues are read up to the highest
@@ -71,7 +71,16 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     const repos = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', w.id).orderBy('repo_id').execute()
     const lanes = await db.selectFrom('pipelines').select(['id', 'name', 'host_label']).where('workspace_id', '=', w.id).orderBy('sort_order').execute()
     const pipelines = lanes.map((p) => ({ id: p.id, name: p.name, ...(p.host_label === null ? {} : { host_label: p.host_label }) }))
-    yield ['workspaces', { id: w.id, name: w.name, description: w.description, created_at: w.created_at, repositories: repos.map((r) => Number(r.repo_id)), pipelines }]
+    const own = await db.selectFrom('workspace_own_repositories').select('repo_id').where('workspace_id', '=', w.id).executeTakeFirst()
+    yield ['workspaces', {
+      id: w.id,
+      name: w.name,
+      description: w.description,
+      created_at: w.created_at,
+      repositories: repos.map((r) => Number(r.repo_id)),
+      pipelines,
+      ...(own === undefined ? {} : { own_repository_id: Number(own.repo_id) })
+    }]
   }
 
   for await (const rows of pages(page, (after) => db.selectFrom('issues')
@@ -185,6 +194,18 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   }
 
   yield * sprintRecords(db, lastIssue)
+
+  for await (const rows of pages(page, (after) => db.selectFrom('zenhub_epics as e').leftJoin('users as u', 'u.id', 'e.creator_id')
+    .select(['e.id', 'e.workspace_id', 'e.title', 'e.body', 'e.state', 'e.start_on', 'e.end_on', 'u.login as creator', 'e.created_at', 'e.updated_at'])
+    .where('e.id', '>', after).orderBy('e.id').limit(page).execute())) {
+    const members = await db.selectFrom('zenhub_epic_issues as m').innerJoin('issues as i', 'i.id', 'm.issue_id').select(['m.epic_id', 'i.repo_id', 'i.number', 'm.added_at'])
+      .where('m.epic_id', 'in', rows.map((r) => r.id)).where('i.id', '<=', lastIssue).orderBy('m.epic_id').orderBy('m.added_at').orderBy('m.issue_id').execute()
+    for (const e of rows) {
+      const issues = members.filter((m) => Number(m.epic_id) === Number(e.id))
+        .map((m) => ({ repo_id: Number(m.repo_id), issue_number: Number(m.number), added_at: m.added_at }))
+      yield ['zenhub_epics', { ...e, id: Number(e.id), issues }]
+    }
+  }
 
   const roles = await db.selectFrom('chat_members as c').innerJoin('users as u', 'u.id', 'c.user_id').select(['u.login', 'c.role'])
     .where('c.role', 'in', ['broadcaster', 'moderator']).orderBy('u.id').execute()

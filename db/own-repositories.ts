@@ -13,7 +13,9 @@ const slug = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g,
  * workspace, as a repository an administrator could have made ("New repository"), added to the
  * workspace, and only its maker gets a permission on it (their highest level among the
  * workspace's repositories): permissions copied to everybody would outlive their source. From then
- * on its permissions are managed as any repository's (People, invites to the workspace).
+ * on its permissions are managed as any repository's (People, invites to the workspace). A
+ * repository of the reserved name that is no workspace's own yet is adopted instead (its
+ * permissions as they are).
  */
 export function createOwnRepositories (db: Executor) {
   const find = async (trx: Executor, workspaceId: string): Promise<Repository | undefined> => {
@@ -42,7 +44,17 @@ export function createOwnRepositories (db: Executor) {
         const workspace = await trx.selectFrom('workspaces').select(['id', 'name']).where('id', '=', workspaceId).executeTakeFirst()
         if (workspace === undefined) throw new NotFound(`workspace ${workspaceId} not found`)
         const holds = (await trx.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId).execute()).map((r) => Number(r.repo_id))
-        const repo = await createRepositoriesRepository(trx).create({ owner: 'workspace', name: `${slug(workspace.name)}-${workspaceId}`, html_url: null })
+        const name = `${slug(workspace.name)}-${workspaceId}`
+        // An import of an export that did not carry the link brings the repository without it: adopted, as it was.
+        const unlinked = await trx.selectFrom('repositories as r').leftJoin('workspace_own_repositories as o', 'o.repo_id', 'r.id')
+          .select(['r.id', 'r.owner', 'r.name', 'r.html_url', 'o.workspace_id']).where('r.owner', '=', 'workspace').where('r.name', '=', name).executeTakeFirst()
+        if (unlinked !== undefined && unlinked.workspace_id === null) {
+          const adopted = { id: Number(unlinked.id), owner: unlinked.owner, name: unlinked.name, html_url: unlinked.html_url }
+          await trx.insertInto('workspace_own_repositories').values({ workspace_id: workspaceId, repo_id: adopted.id }).execute()
+          if (!holds.includes(adopted.id)) await createWorkspacesRepository(trx).update(workspaceId, { add_repositories: [adopted.id] })
+          return adopted
+        }
+        const repo = await createRepositoriesRepository(trx).create({ owner: 'workspace', name, html_url: null })
         await trx.insertInto('workspace_own_repositories').values({ workspace_id: workspaceId, repo_id: repo.id }).execute()
         if (holds.length > 0) {
           await sql`

@@ -3,6 +3,7 @@ import type { IssueRef } from '../schemas/common.js'
 import { Conflict, Invalid } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { notedEvents, type Executor } from './engine/transaction.js'
+import { engineOf } from './engine/engine.js'
 import { isCalendarDate, isTimeZone } from './zoned-time.js'
 import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
 
@@ -49,6 +50,18 @@ export interface RestoredReport {
   closed_at?: string | null
   state?: 'open' | 'closed'
   repositories: number[]
+}
+
+export interface RestoredZenhubEpic {
+  id?: number
+  workspace_id: string
+  title: string
+  body?: string | null
+  state?: 'OPEN' | 'TODO' | 'IN_PROGRESS' | 'CLOSED'
+  start_on?: string | null
+  end_on?: string | null
+  created_at?: string
+  updated_at?: string
 }
 
 const iso = (value: string): string => new Date(value).toISOString()
@@ -192,6 +205,52 @@ export function createRestoreRepository (db: Executor) {
           at: iso(event.at)
         }).execute()
       }
+    },
+
+    /** Links a workspace to its own repository (its zenhubRepository), one the workspace holds. */
+    async linkOwnRepository (workspaceId: string, repoId: number): Promise<void> {
+      if (await db.selectFrom('repositories').select('id').where('id', '=', repoId).executeTakeFirst() === undefined) throw new Invalid(`own_repository_id: repository ${repoId} not found`)
+      const held = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId).where('repo_id', '=', repoId).executeTakeFirst()
+      if (held === undefined) throw new Invalid(`own_repository_id: repository ${repoId} is not one of the workspace's repositories`)
+      const owner = await db.selectFrom('workspace_own_repositories').select('workspace_id').where('repo_id', '=', repoId).executeTakeFirst()
+      if (owner !== undefined) throw new Conflict(`own_repository_id: repository ${repoId} is workspace ${owner.workspace_id}'s own repository already`)
+      await db.insertInto('workspace_own_repositories').values({ workspace_id: workspaceId, repo_id: repoId }).execute()
+    },
+
+    /** An epic that is not an issue, with its id (when given), times and issues as they were. */
+    async addZenhubEpic (epic: RestoredZenhubEpic, creatorId: number | null, issues: Array<{ issue_id: number, added_at?: string }>): Promise<void> {
+      if (await db.selectFrom('workspaces').select('id').where('id', '=', epic.workspace_id).executeTakeFirst() === undefined) throw new Invalid(`workspace ${epic.workspace_id} does not exist`)
+      for (const [field, value] of [['start_on', epic.start_on], ['end_on', epic.end_on]] as const) {
+        if (value !== undefined && value !== null && !isCalendarDate(value)) throw new Invalid(`${field} '${value}' is not a date from ${EARLIEST_DAY} to ${LATEST_DAY}`)
+      }
+      if (typeof epic.start_on === 'string' && typeof epic.end_on === 'string' && epic.start_on > epic.end_on) throw new Invalid('start_on must not be after end_on')
+      if (epic.title.trim().length === 0) throw new Invalid('title must not be blank')
+      if (epic.id !== undefined && await db.selectFrom('zenhub_epics').select('id').where('id', '=', epic.id).executeTakeFirst() !== undefined) {
+        throw new Conflict(`zenhub epic ${epic.id} already exists`)
+      }
+      const createdAt = epic.created_at === undefined ? nowIso() : iso(epic.created_at)
+      const row = await db.insertInto('zenhub_epics').values({
+        ...(epic.id === undefined ? {} : { id: epic.id }),
+        workspace_id: epic.workspace_id,
+        title: epic.title.trim(),
+        body: epic.body ?? null,
+        state: epic.state ?? 'OPEN',
+        start_on: epic.start_on ?? null,
+        end_on: epic.end_on ?? null,
+        creator_id: creatorId,
+        created_at: createdAt,
+        updated_at: epic.updated_at === undefined ? createdAt : iso(epic.updated_at)
+      }).returning('id').executeTakeFirstOrThrow()
+      const seen = new Set<number>()
+      const members = issues.filter((m) => !seen.has(m.issue_id) && seen.add(m.issue_id) !== undefined)
+        .map((m) => ({ epic_id: Number(row.id), issue_id: m.issue_id, added_at: m.added_at === undefined ? createdAt : iso(m.added_at) }))
+      for (const chunk of chunks(members)) await db.insertInto('zenhub_epic_issues').values(chunk).execute()
+    },
+
+    /** After epics kept their ids: PostgreSQL's identity continues past them (SQLite's AUTOINCREMENT does so itself). */
+    async continueZenhubEpicIds (): Promise<void> {
+      if (engineOf(db) !== 'postgres') return
+      await sql`SELECT setval(pg_get_serial_sequence('zenhub_epics', 'id'), coalesce((SELECT max(id) FROM zenhub_epics), 0) + 1, false)`.execute(db)
     },
 
     async makeEpic (id: number, children: number[]): Promise<void> {

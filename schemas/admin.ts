@@ -135,7 +135,8 @@ export const ImportReply = Type.Object({
   issue_events: Type.Integer(),
   epics: Type.Integer(),
   dependencies: Type.Integer(),
-  release_reports: Type.Integer()
+  release_reports: Type.Integer(),
+  zenhub_epics: Type.Integer()
 })
 
 export const ConnectionKind = Type.Union([Type.Literal('github'), Type.Literal('gitea'), Type.Literal('forgejo')])

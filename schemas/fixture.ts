@@ -14,6 +14,7 @@ const PipelineSpec = Type.Union([
     host_label: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'the issue-host label the pipeline writes (two-way sync)' }))
   }, { additionalProperties: false })
 ])
+const CalendarDate = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' })
 const SprintId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })
 
 /** The fixture format (docs/operations.md, "Fixtures") (SEED_FILE, the demo, POST /admin/import, tests). */
@@ -123,7 +124,8 @@ export const Fixture = Type.Object({
     description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
     created_at: Type.Optional(Type.String({ format: 'date-time' })),
     repositories: Type.Array(PositiveInt),
-    pipelines: Type.Array(PipelineSpec, { minItems: 1 })
+    pipelines: Type.Array(PipelineSpec, { minItems: 1 }),
+    own_repository_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the workspace\'s own repository (its zenhubRepository), one of the fixture\'s repositories' }))
   }, { additionalProperties: false }))),
   sprints: Type.Optional(Type.Array(Type.Object({
     workspace_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' }),
@@ -155,6 +157,22 @@ export const Fixture = Type.Object({
       at: DateTime
     }, { additionalProperties: false }), { description: 'in the order they happened' })
   }, { additionalProperties: false, description: 'a workspace\'s sprint configuration, its sprints as settled so far, their issues and events' }))),
+  zenhub_epics: Type.Optional(Type.Array(Type.Object({
+    id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'kept: its global id names it' })),
+    workspace_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' }),
+    title: Type.String({ minLength: 1, maxLength: 256 }),
+    body: Type.Optional(Type.Union([Type.String({ maxLength: 65_536 }), Type.Null()])),
+    state: Type.Optional(Type.Union([Type.Literal('OPEN'), Type.Literal('TODO'), Type.Literal('IN_PROGRESS'), Type.Literal('CLOSED')])),
+    start_on: Type.Optional(Type.Union([CalendarDate, Type.Null()])),
+    end_on: Type.Optional(Type.Union([CalendarDate, Type.Null()])),
+    creator: Type.Optional(Type.Union([Login, Type.Null()])),
+    created_at: Type.Optional(DateTime),
+    updated_at: Type.Optional(DateTime),
+    issues: Type.Array(Type.Object({
+      ...IssueRef.properties,
+      added_at: Type.Optional(DateTime)
+    }, { additionalProperties: false }), { maxItems: 100_000 })
+  }, { additionalProperties: false, description: 'epics that are not issues (ZenhubEpic), each of one workspace, with their issues' }), { maxItems: 100_000 })),
   chat: Type.Optional(Type.Object({
     broadcaster: Type.Optional(Login),
     moderators: Type.Optional(Type.Array(Login))

@@ -29,6 +29,7 @@ export interface FixtureSummary {
   epics: number
   dependencies: number
   release_reports: number
+  zenhub_epics: number
 }
 
 /** Checks the shape; the message names where the first problems are (e.g. `/issues/2/number`). */
@@ -100,8 +101,11 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
       if (m.start_date !== undefined) await tx.milestones.setStartDate(m.repo_id, m.number, m.start_date)
     })
   }
-  for (const [i, w] of (fixture.workspaces ?? []).entries()) {
-    await at(`workspaces[${i}]`, async () => await tx.workspaces.create({ ...w, created_at: w.created_at === undefined ? undefined : new Date(w.created_at).toISOString() }))
+  for (const [i, { own_repository_id: own, ...w }] of (fixture.workspaces ?? []).entries()) {
+    await at(`workspaces[${i}]`, async () => {
+      const made = await tx.workspaces.create({ ...w, created_at: w.created_at === undefined ? undefined : new Date(w.created_at).toISOString() })
+      if (own !== undefined) await restore.linkOwnRepository(made.id, own)
+    })
   }
   const issues = fixture.issues ?? []
   const bulk = tx.bulkIssues()
@@ -143,7 +147,8 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
   await restore.readAhead([
     ...(fixture.epics ?? []).flatMap((epic) => [epic, ...epic.issues]),
     ...(fixture.dependencies ?? []).flatMap((d) => [d.blocking, d.blocked]),
-    ...(fixture.sprints ?? []).flatMap((plan) => plan.sprints.flatMap((sprint) => sprint.issues))
+    ...(fixture.sprints ?? []).flatMap((plan) => plan.sprints.flatMap((sprint) => sprint.issues)),
+    ...(fixture.zenhub_epics ?? []).flatMap((epic) => epic.issues)
   ])
   const epicEdges: Array<[number, number]> = []
   for (const [i, epic] of (fixture.epics ?? []).entries()) {
@@ -196,6 +201,15 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
       await restore.addSprints({ ...plan, sprints, events })
     })
   }
+  for (const [i, { issues, creator, ...epic }] of (fixture.zenhub_epics ?? []).entries()) {
+    const creatorId = creator === undefined || creator === null ? null : await userId(creator, `zenhub_epics[${i}].creator`)
+    await at(`zenhub_epics[${i}]`, async () => {
+      const members = []
+      for (const { added_at: addedAt, ...ref } of issues) members.push({ issue_id: await restore.issueId(ref, 'issues'), ...(addedAt === undefined ? {} : { added_at: addedAt }) })
+      await restore.addZenhubEpic(epic, creatorId, members)
+    })
+  }
+  if ((fixture.zenhub_epics ?? []).some((epic) => epic.id !== undefined)) await restore.continueZenhubEpicIds()
   // Last: the writes above note planning changes of their own.
   for (const issue of fixture.issues ?? []) {
     if (issue.planning_changed_at === undefined) continue
@@ -212,7 +226,8 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
     issue_events: fixture.issue_events?.length ?? 0,
     epics: fixture.epics?.length ?? 0,
     dependencies: fixture.dependencies?.length ?? 0,
-    release_reports: fixture.release_reports?.length ?? 0
+    release_reports: fixture.release_reports?.length ?? 0,
+    zenhub_epics: fixture.zenhub_epics?.length ?? 0
   }
 }
 

@@ -6,6 +6,8 @@ import { openSqliteStore } from '../db/store.js'
 import { exportFixture, loadFixture } from '../services/fixtures.js'
 import { build, testFixture, type App, OTHER_REPO, P, PRIVATE_REPO, REPO, WS_NEW, WS_OLD } from './helper.js'
 import { adminAnswers, plan, planningAnswers } from './planning-answers.js'
+import { encodeId } from '../plugins/graphql/ids.js'
+import { gql } from './gql.js'
 
 const REPOS = [REPO, OTHER_REPO, PRIVATE_REPO]
 
@@ -143,6 +145,64 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.same(await exported(target), backup)
 })
 
+/** A workspace's own repository with a native issue, and two epics that are not issues holding issues of it and of REPO. */
+async function zenhubEpics (app: App): Promise<void> {
+  const own = (await gql(app, 'bob', `{ workspace(id: "${WS_OLD}") { zenhubRepository { id ghId } } }`)).data.workspace.zenhubRepository
+  await gql(app, 'bob', 'mutation($i: CreateIssueInput!) { createIssue(input: $i) { issue { number } } }', { i: { repositoryId: own.id, title: 'Native issue' } })
+  const issueId = async (repo: number, n: number): Promise<string> => (await gql(app, 'bob', `{ issueByInfo(repositoryGhId: ${repo}, issueNumber: ${n}) { id } }`)).data.issueByInfo.id
+  const create = 'mutation($i: CreateZenhubEpicInput!) { createZenhubEpic(input: $i) { zenhubEpic { id } } }'
+  const made: string[] = []
+  for (const title of ['Launch', 'Later']) {
+    const res = await gql(app, 'bob', create, { i: { zenhubOrganizationId: encodeId('ZenhubOrganization', 1), zenhubRepositoryId: own.id, zenhubEpic: { title, body: `${title} body` } } })
+    if (res.errors !== undefined) throw new Error(JSON.stringify(res.errors))
+    made.push(res.data.createZenhubEpic.zenhubEpic.id)
+  }
+  await gql(app, 'bob', `mutation { updateZenhubEpicState(input: { zenhubEpicId: "${made[0]}", state: IN_PROGRESS }) { clientMutationId } }`)
+  await gql(app, 'bob', `mutation { updateZenhubEpicDates(input: { zenhubEpicId: "${made[0]}", startOn: "2026-01-05", endOn: "2026-02-27" }) { clientMutationId } }`)
+  const add = 'mutation($i: AddIssuesToZenhubEpicsInput!) { addIssuesToZenhubEpics(input: $i) { clientMutationId } }'
+  await gql(app, 'bob', add, { i: { zenhubEpicIds: [made[0]], issueIds: [await issueId(own.ghId, 1), await issueId(REPO, 2)] } })
+  await gql(app, 'bob', add, { i: { zenhubEpicIds: [made[1]], issueIds: [await issueId(REPO, 3)] } })
+}
+
+const EPICS_READ = `{ workspace(id: "${WS_OLD}") { zenhubRepository { id ghId name }
+  zenhubEpics { totalCount nodes { id title body state startOn endOn createdAt updatedAt creator { name }
+    childIssues(workspaceId: "${WS_OLD}") { totalCount nodes { number title repository { id } } } } } } }`
+
+t.test('epics that are not issues and the workspace\'s own repository come along', async (t) => {
+  const source = await build(t)
+  await zenhubEpics(source)
+  const backup = await exported(source)
+  t.match(backup.zenhub_epics, [
+    { title: 'Launch', body: 'Launch body', state: 'IN_PROGRESS', start_on: '2026-01-05', end_on: '2026-02-27', creator: 'bob', issues: [{}, {}] },
+    { title: 'Later', state: 'OPEN', start_on: null, creator: 'bob', issues: [{ repo_id: REPO, issue_number: 3 }] }
+  ])
+  const own = backup.workspaces.find((w: any) => w.id === WS_OLD).own_repository_id
+  t.ok(own >= 2 ** 40, 'the workspace names its own repository')
+  const before = await gql(source, 'bob', EPICS_READ)
+  t.equal(before.data.workspace.zenhubEpics.totalCount, 2)
+  t.equal(before.data.workspace.zenhubEpics.nodes[0].childIssues.totalCount, 2)
+
+  const target = await build(t, { fixture: null })
+  const imported = await target.admin({ method: 'POST', url: '/admin/import', payload: withTokens(backup) })
+  t.equal(imported.statusCode, 200, imported.body)
+  t.match(imported.json(), { zenhub_epics: 2 })
+  t.same(await exported(target), backup, 'the target exports the same file')
+  for (const login of ['bob', 'carol'] as const) t.same(await gql(target, login, EPICS_READ), await gql(source, login, EPICS_READ), `the same epics, issues and own repository for ${login}`)
+  const next = await gql(target, 'bob', 'mutation($i: CreateZenhubEpicInput!) { createZenhubEpic(input: $i) { zenhubEpic { id } } }',
+    { i: { zenhubOrganizationId: encodeId('ZenhubOrganization', 1), zenhubRepositoryId: before.data.workspace.zenhubRepository.id, zenhubEpic: { title: 'New' } } })
+  t.equal(next.errors, undefined, JSON.stringify(next.errors))
+  t.ok(Number(Buffer.from(next.data.createZenhubEpic.zenhubEpic.id, 'base64').toString().split('/').pop()) > Math.max(...backup.zenhub_epics.map((e: any) => e.id)), 'a new epic gets an id past the kept ones')
+
+  // An export from before the link was carried: the repository is adopted, not made again.
+  const old = { ...withTokens(backup), zenhub_epics: undefined, workspaces: backup.workspaces.map(({ own_repository_id: _own, ...w }: any) => w) }
+  const adopting = await build(t, { fixture: null })
+  t.equal((await adopting.admin({ method: 'POST', url: '/admin/import', payload: old })).statusCode, 200)
+  const adopted = await gql(adopting, 'bob', `{ workspace(id: "${WS_OLD}") { zenhubRepository { id ghId name } } }`)
+  t.equal(adopted.errors, undefined, JSON.stringify(adopted.errors))
+  t.same(adopted.data.workspace.zenhubRepository, before.data.workspace.zenhubRepository, 'the imported repository is the workspace\'s own')
+  t.equal((await exported(adopting)).workspaces.find((w: any) => w.id === WS_OLD).own_repository_id, own)
+})
+
 t.test('the reports\' history comes along: states, milestones and release membership over past days', async (t) => {
   const source = await build(t, { fixture: hostData() })
   await plan(source)
@@ -191,7 +251,11 @@ t.test('a fixture naming what it cannot hold is refused whole', async (t) => {
     [{ ...base, epics: [{ repo_id: 1, issue_number: 1, issues: [{ repo_id: 1, issue_number: 2 }] }, { repo_id: 1, issue_number: 2, issues: [{ repo_id: 1, issue_number: 1 }] }] }, /contains itself/],
     [{ ...base, issue_events: [{ repo_id: 1, number: 1, type: 'estimateIssue', created_at: '2026-01-01T00:00:00Z', user_id: 5 }] }, /unknown user id 5/],
     [{ ...base, release_reports: [{ title: 'r', start_date: '2026-01-01T00:00:00Z', desired_end_date: '2026-01-02T00:00:00Z', repositories: [1], issues: [{ repo_id: 2, issue_number: 1 }] }] }, /not in the report's repositories/],
-    [{ ...base, issues: [{ repo_id: 1, number: 1, title: 'x', positions: { nope: 5 } }] }, /does not hold/]
+    [{ ...base, issues: [{ repo_id: 1, number: 1, title: 'x', positions: { nope: 5 } }] }, /does not hold/],
+    [{ ...base, zenhub_epics: [{ workspace_id: 'nope', title: 'E', issues: [] }] }, /zenhub_epics\[0\].*workspace nope does not exist/],
+    [{ ...base, workspaces: [{ ...base.workspaces[0], id: 'w1' }], zenhub_epics: [{ workspace_id: 'w1', title: 'E', issues: [{ repo_id: 1, issue_number: 9 }] }] }, /zenhub_epics\[0\].*issue 9 not found/],
+    [{ ...base, workspaces: [{ ...base.workspaces[0], own_repository_id: 5 }] }, /workspaces\[0\].*repository 5 not found/],
+    [{ ...base, zenhub_epics: [{ workspace_id: 'nope', title: 'E', issues: [], creator: 'nobody' }] }, /zenhub_epics\[0\]\.creator: unknown login 'nobody'/]
   ]
   for (const [fixture, message] of cases) {
     const res = await app.admin({ method: 'POST', url: '/admin/import', payload: fixture as object })

@@ -15,7 +15,7 @@ t.test('a fixture loads everything in one go', async (t) => {
   const db = openSqliteFile(':memory:')
   const store = await openSqliteStore(db)
   t.same(await loadFixture(store, testFixture()), {
-    users: 4, repositories: 3, milestones: 1, issues: 11, workspaces: 2, issue_events: 0, epics: 0, dependencies: 0, release_reports: 0
+    users: 4, repositories: 3, milestones: 1, issues: 11, workspaces: 2, issue_events: 0, epics: 0, dependencies: 0, release_reports: 0, zenhub_epics: 0
   })
   const placements = db.prepare('SELECT count(*) AS n FROM placements').get() as { n: number }
   t.equal(placements.n, 11 + 7, 'one placement per issue per workspace holding its repository')
