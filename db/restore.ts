@@ -207,11 +207,9 @@ export function createRestoreRepository (db: Executor) {
       }
     },
 
-    /** Links a workspace to its own repository (its zenhubRepository), one the workspace holds. */
+    /** Links a workspace to its own repository (its zenhubRepository), as the export found it (held by the workspace or not). */
     async linkOwnRepository (workspaceId: string, repoId: number): Promise<void> {
       if (await db.selectFrom('repositories').select('id').where('id', '=', repoId).executeTakeFirst() === undefined) throw new Invalid(`own_repository_id: repository ${repoId} not found`)
-      const held = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId).where('repo_id', '=', repoId).executeTakeFirst()
-      if (held === undefined) throw new Invalid(`own_repository_id: repository ${repoId} is not one of the workspace's repositories`)
       const owner = await db.selectFrom('workspace_own_repositories').select('workspace_id').where('repo_id', '=', repoId).executeTakeFirst()
       if (owner !== undefined) throw new Conflict(`own_repository_id: repository ${repoId} is workspace ${owner.workspace_id}'s own repository already`)
       await db.insertInto('workspace_own_repositories').values({ workspace_id: workspaceId, repo_id: repoId }).execute()

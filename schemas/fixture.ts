@@ -125,7 +125,7 @@ export const Fixture = Type.Object({
     created_at: Type.Optional(Type.String({ format: 'date-time' })),
     repositories: Type.Array(PositiveInt),
     pipelines: Type.Array(PipelineSpec, { minItems: 1 }),
-    own_repository_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the workspace\'s own repository (its zenhubRepository), one of the fixture\'s repositories' }))
+    own_repository_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the workspace\'s own repository (its zenhubRepository), a repository listed before' }))
   }, { additionalProperties: false }))),
   sprints: Type.Optional(Type.Array(Type.Object({
     workspace_id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' }),

@@ -193,6 +193,10 @@ t.test('epics that are not issues and the workspace\'s own repository come along
   t.equal(next.errors, undefined, JSON.stringify(next.errors))
   t.ok(Number(Buffer.from(next.data.createZenhubEpic.zenhubEpic.id, 'base64').toString().split('/').pop()) > Math.max(...backup.zenhub_epics.map((e: any) => e.id)), 'a new epic gets an id past the kept ones')
 
+  const twice = await target.admin({ method: 'POST', url: '/admin/import', payload: { zenhub_epics: [backup.zenhub_epics[0]] } })
+  t.equal(twice.statusCode, 409, 'an epic id taken already')
+  t.match(twice.json().message, new RegExp(`zenhub_epics\\[0\\]: zenhub epic ${String(backup.zenhub_epics[0].id)} already exists`))
+
   // An export from before the link was carried: the repository is adopted, not made again.
   const old = { ...withTokens(backup), zenhub_epics: undefined, workspaces: backup.workspaces.map(({ own_repository_id: _own, ...w }: any) => w) }
   const adopting = await build(t, { fixture: null })
