@@ -383,6 +383,8 @@ export interface BuildOptions extends PlanningApiOptions {
   trustProxy?: TrustProxy
 }
 
+const START_TIMEOUT_MS = 60_000
+
 /** Builds a standalone server instance (not listening): what `server.ts` and the tests use. */
 export async function buildApp (options: BuildOptions = {}): Promise<FastifyInstance> {
   const { basePath, logLevel, logStream, prettyLogs, limits, trustProxy, ...apiOptions } = options
@@ -390,8 +392,9 @@ export async function buildApp (options: BuildOptions = {}): Promise<FastifyInst
     ...serverOptions({ logLevel: logLevel ?? 'silent', logStream, pretty: prettyLogs, limits, trustProxy }),
     schemaController: { compilersFactory: sharedCompilers },
     // A large SEED_FILE may take longer to load than Fastify gives a plugin to start, and on
-    // PostgreSQL an instance may wait for another one's load of the seed or the demo.
-    ...(apiOptions.seedFile !== undefined || (apiOptions.demo === true && apiOptions.databaseUrl !== undefined) ? { pluginTimeout: SEED_TIMEOUT_MS } : {})
+    // PostgreSQL an instance may wait for another one's load of the seed or the demo. Otherwise a
+    // minute, not Fastify's 10 s: on a busy machine loading the modules alone has taken longer.
+    pluginTimeout: apiOptions.seedFile !== undefined || (apiOptions.demo === true && apiOptions.databaseUrl !== undefined) ? SEED_TIMEOUT_MS : START_TIMEOUT_MS
   })
   app.server.maxConnections = limits?.maxConnections ?? DEFAULT_LIMITS.maxConnections
   if (basePath !== undefined && basePath !== '') {
