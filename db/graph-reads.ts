@@ -331,6 +331,23 @@ export function createGraphReads (db: Executor) {
       if (ids.length === 0) return []
       return await db.selectFrom('sprints').select(['id', 'workspace_id']).where('id', 'in', [...ids]).execute()
     },
+    /** Whether an issue of the repositories has an estimate. */
+    async anyEstimated (repoIds: readonly number[]): Promise<boolean> {
+      if (repoIds.length === 0) return false
+      return await db.selectFrom('issues').select('id').where('repo_id', 'in', [...repoIds]).where('estimate', 'is not', null).limit(1).executeTakeFirst() !== undefined
+    },
+    /** Users of this server behind issue-host logins: linked through a host identity, or of the same login. */
+    async usersBehind (logins: readonly string[]) {
+      if (logins.length === 0) return []
+      const [linked, named] = await Promise.all([
+        db.selectFrom('host_identities as h').innerJoin('users as u', 'u.id', 'h.user_id')
+          .select(['h.login as behind', 'u.id', 'u.login', 'u.created_at']).where('h.login', 'in', [...logins]).orderBy('h.created_at').execute(),
+        db.selectFrom('users').select(['login as behind', 'id', 'login', 'created_at']).where('login', 'in', [...logins]).execute()
+      ])
+      const row = (linkedHere: boolean) => (r: { behind: string | null, id: number, login: string, created_at: string }) =>
+        ({ behind: r.behind ?? '', linked: linkedHere, id: Number(r.id), login: r.login, created_at: r.created_at })
+      return [...linked.map(row(true)), ...named.map(row(false))]
+    },
     async usersByIds (ids: readonly number[]) {
       if (ids.length === 0) return []
       return (await db.selectFrom('users').select(['id', 'login', 'email', 'created_at']).where('id', 'in', [...ids]).execute()).map((r) => ({ ...r, id: Number(r.id) }))

@@ -7,10 +7,12 @@ import { createGraphReads } from '../../db/graph-reads.js'
 import { createHostIssues } from '../../services/host-issues.js'
 import { RATE_LIMITED } from '../core/rate-limit.js'
 import { errorReply } from '../core/errors.js'
+import { absoluteUrl } from '../invites.js'
 import { graphqlAnswers } from './answer-cache.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
+import { clientFieldLoaders, clientFieldResolvers } from './resolvers/client-fields.js'
 import { aliasLimit, complexityLimit, MAX_DEPTH, mutationLimit } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { planningReads } from './resolvers/reads-planning.js'
@@ -45,7 +47,7 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
  * and rate limit of the REST API. Resolvers read through db/graph-reads.ts and write through the
  * same operations as the REST handlers.
  */
-async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean, answerCacheMb?: number }) {
+async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean, answerCacheMb?: number, publicUrl?: string }) {
   const reads = createGraphReads(fastify.planningStore.db)
   const clock = opts.now ?? Date.now
   const answers = graphqlAnswers(fastify, opts.answerCacheMb ?? 16)
@@ -59,8 +61,12 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   const hostIssues = createHostIssues(fastify.planningStore, { fetch: fastify.planningHosts.fetch })
   await fastify.register(mercurius, {
     schema: await schemaText(),
-    resolvers: { Query: queryResolvers, Mutation: mutations, ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers) } as never,
-    loaders: withMore(loaders, zenhubEpicLoaders) as never,
+    resolvers: {
+      Query: queryResolvers,
+      Mutation: mutations,
+      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers)
+    } as never,
+    loaders: withMore(loaders, zenhubEpicLoaders, clientFieldLoaders) as never,
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,
@@ -124,12 +130,16 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       now: () => {
         context.clockRead = true
         return clock()
+      },
+      address: (path) => {
+        if (opts.publicUrl === undefined) context.hostRead = true
+        return absoluteUrl(request, opts.publicUrl, `${fastify.prefix}${path}`)
       }
     }
     try {
       const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
       const body = JSON.stringify(formatResult(result, request))
-      if (result.errors === undefined && context.wrote !== true && context.clockRead !== true) answers.keep(kept, body)
+      if (result.errors === undefined && context.wrote !== true && context.clockRead !== true && context.hostRead !== true) answers.keep(kept, body)
       return await reply.status(200).type('application/json; charset=utf-8').send(body)
     } catch (err) {
       const errors = (err as { errors?: Error[] }).errors

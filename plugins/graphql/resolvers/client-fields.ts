@@ -1,0 +1,76 @@
+import { Invalid, NotFound } from '../../../db/errors.js'
+import type { GraphContext } from '../context.js'
+import { listConnection, type PageArgs } from '../connections.js'
+import { numberKey } from '../ids.js'
+import type { IssueObject, RepositoryObject, WorkspaceObject } from './objects.js'
+import { workspaceFor } from './visibility.js'
+
+/**
+ * Fields the hosted service's clients (zenhub-mcp, zh) select that this server answers from what
+ * it already keeps; where an answer is fixed, subset.json's description says why.
+ */
+type Ctx = GraphContext
+interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
+interface AccountUser { login: string, avatar_url: string | null }
+type LabelOptionArgs = PageArgs & { repositoryIds?: string[] | null, query?: string | null, name?: { in?: string[] | null, nin?: string[] | null } | null }
+
+/** The workspace's repositories the viewer can read, optionally only `repositoryIds`. */
+async function readableOf (ctx: Ctx, workspaceId: string, repositoryIds?: string[] | null): Promise<number[]> {
+  const wanted = repositoryIds == null ? undefined : new Set(repositoryIds.map((id) => numberKey(id, 'Repository')))
+  return (await ctx.reads.repositoriesOf([workspaceId])).map((r) => r.repo_id)
+    .filter((id) => ctx.readable.has(id) && (wanted === undefined || wanted.has(id)))
+}
+
+export const clientFieldResolvers = {
+  Repository: {
+    estimateSet: (r: RepositoryObject) => ({ repository: r, values: [] }),
+    githubIssueTypes: (_: RepositoryObject, args: PageArgs) => listConnection([] as Array<{ id: string }>, (t) => t.id, args)
+  },
+  Workspace: {
+    private: () => false,
+    assumeEstimates: () => false,
+    assumedEstimateValue: () => null,
+    hasEstimatedIssues: async (w: WorkspaceObject, _: unknown, ctx: Ctx) => await ctx.reads.anyEstimated(await readableOf(ctx, w.id)),
+    issueLabelOptions: async (w: WorkspaceObject, args: LabelOptionArgs, ctx: Ctx) => {
+      const needle = args.query?.trim().toLowerCase() ?? ''
+      const named = new Map<string, { name: string, color: string | null }>()
+      for (const l of await ctx.reads.labelsIn(await readableOf(ctx, w.id, args.repositoryIds))) {
+        if (needle !== '' && !l.name.toLowerCase().includes(needle)) continue
+        if (args.name?.in != null && !args.name.in.includes(l.name)) continue
+        if (args.name?.nin != null && args.name.nin.includes(l.name)) continue
+        if (!named.has(l.name)) named.set(l.name, { name: l.name, color: l.color })
+      }
+      return listConnection([...named.values()], (l) => l.name, args)
+    }
+  }
+}
+
+export const clientFieldLoaders = {
+  Issue: {
+    /** One check per workspace asked for (a page names one), none per issue. */
+    async zenhubUrl (queries: Array<Query<IssueObject, { workspaceId: string }>>, ctx: Ctx) {
+      const holds = new Map<string, Set<number> | undefined>()
+      for (const id of new Set(queries.map((q) => q.params.workspaceId))) {
+        const found = await workspaceFor(ctx, id)
+        holds.set(id, found === undefined ? undefined : new Set(found.repoIds))
+      }
+      return queries.map((q) => {
+        const repos = holds.get(q.params.workspaceId)
+        if (repos === undefined) return new NotFound(`workspace ${q.params.workspaceId} not found`)
+        if (!repos.has(q.obj.repo_id)) return new Invalid(`workspace ${q.params.workspaceId} does not hold the repository of issue ${q.obj.number}`)
+        const query = new URLSearchParams({ board: q.params.workspaceId, repo: String(q.obj.repo_id), q: `#${q.obj.number}` })
+        return ctx.address(`/board?${query.toString()}`)
+      })
+    }
+  },
+  User: {
+    async zenhubUser (queries: Array<Query<AccountUser>>, ctx: Ctx) {
+      const rows = await ctx.reads.usersBehind([...new Set(queries.map((q) => q.obj.login))])
+      // A linked identity names its user first; the same login here comes second.
+      return queries.map((q) => {
+        const user = rows.find((r) => r.behind === q.obj.login && r.linked) ?? rows.find((r) => r.behind === q.obj.login)
+        return user === undefined ? null : { __typename: 'ZenhubUser' as const, id: user.id, login: user.login, created_at: user.created_at }
+      })
+    }
+  }
+}
