@@ -93,6 +93,11 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     const assignees = await db.selectFrom('issue_assignees').select(['issue_id', 'login', 'avatar_url']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('login').execute()
     const states = await db.selectFrom('issue_states').select(['issue_id', 'state', 'at']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('id').execute()
     const milestones = await db.selectFrom('issue_milestones').select(['issue_id', 'milestone_number', 'at']).where('issue_id', 'in', ids).orderBy('issue_id').orderBy('id').execute()
+    const priorities = await db.selectFrom('issue_priorities as ip').innerJoin('priorities as p', 'p.id', 'ip.priority_id')
+      .select(['ip.issue_id', 'ip.workspace_id', 'p.name']).where('ip.issue_id', 'in', ids).orderBy('ip.issue_id').orderBy('ip.workspace_id').execute()
+    const prs = await db.selectFrom('issue_pr_connections as c').innerJoin('issues as pr', 'pr.id', 'c.pull_request_id')
+      .select(['c.issue_id', 'pr.repo_id', 'pr.number']).where('c.issue_id', 'in', ids).where('pr.id', '<=', lastIssue)
+      .orderBy('c.issue_id').orderBy('c.created_at').orderBy('pr.id').execute()
     for (const i of rows) {
       const pipelines: Record<string, string> = {}
       const positions: Record<string, number> = {}
@@ -120,6 +125,10 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       const moves = milestones.filter((h) => Number(h.issue_id) === Number(i.id))
         .map((h) => ({ milestone_number: h.milestone_number === null ? null : Number(h.milestone_number), at: h.at }))
       if (moves.length > 0 || i.milestone_number !== null) record.milestone_history = moves
+      const mine = priorities.filter((p) => Number(p.issue_id) === Number(i.id))
+      if (mine.length > 0) record.priorities = Object.fromEntries(mine.map((p) => [p.workspace_id, p.name]))
+      const connected = prs.filter((c) => Number(c.issue_id) === Number(i.id)).map((c) => ({ repo_id: Number(c.repo_id), issue_number: Number(c.number) }))
+      if (connected.length > 0) record.connected_prs = connected
       yield ['issues', record]
     }
   }

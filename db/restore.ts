@@ -124,6 +124,27 @@ export function createRestoreRepository (db: Executor) {
       if (Number(result.numUpdatedRows) === 0) throw new Invalid(`workspace ${workspaceId} does not hold the issue's repository`)
     },
 
+    /** The issue's priority in the workspace, by name; the workspace must hold its repository. */
+    async setPriority (id: number, workspaceId: string, name: string): Promise<void> {
+      const priority = await db.selectFrom('priorities').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).executeTakeFirst()
+      if (priority === undefined) throw new Invalid(`workspace ${workspaceId} has no priority named '${name}'`)
+      const held = await db.selectFrom('issues as i').innerJoin('workspace_repositories as wr', 'wr.repo_id', 'i.repo_id')
+        .select('i.id').where('i.id', '=', id).where('wr.workspace_id', '=', workspaceId).executeTakeFirst()
+      if (held === undefined) throw new Invalid(`workspace ${workspaceId} does not hold the issue's repository`)
+      await db.insertInto('issue_priorities').values({ workspace_id: workspaceId, issue_id: id, priority_id: Number(priority.id), set_at: nowIso() })
+        .onConflict((oc) => oc.columns(['workspace_id', 'issue_id']).doUpdateSet({ priority_id: Number(priority.id) })).execute()
+    },
+
+    /** Connects a pull request to the issue (the fixture's connected_prs). */
+    async connectPr (id: number, pullRequestId: number): Promise<void> {
+      const rows = await db.selectFrom('issues').select(['id', 'is_pull_request']).where('id', 'in', [id, pullRequestId]).execute()
+      const isPr = (key: number) => Number(rows.find((r) => Number(r.id) === key)?.is_pull_request) === 1
+      if (isPr(id)) throw new Invalid('connected_prs: a pull request has no pull requests connected to it (list them on the issue)')
+      if (!isPr(pullRequestId)) throw new Invalid('connected_prs: names an issue that is not a pull request')
+      await db.insertInto('issue_pr_connections').values({ issue_id: id, pull_request_id: pullRequestId, created_at: nowIso() })
+        .onConflict((oc) => oc.columns(['issue_id', 'pull_request_id']).doNothing()).execute()
+    },
+
     /** Appends an event; the transaction's commit stamps its feed order (events keep the order they are added in). */
     async addEvent (id: number, event: RestoredEvent): Promise<void> {
       notedEvents(db)

@@ -62,6 +62,9 @@ export interface Database extends ChatBotTables {
   zenhub_epics: ZenhubEpicsTable
   zenhub_epic_issues: ZenhubEpicIssuesTable
   workspace_own_repositories: WorkspaceOwnRepositoriesTable
+  priorities: PrioritiesTable
+  issue_priorities: IssuePrioritiesTable
+  issue_pr_connections: IssuePrConnectionsTable
 }
 
 export interface UsersTable {
@@ -147,6 +150,21 @@ export interface ZenhubEpicsTable {
 export interface ZenhubEpicIssuesTable { epic_id: number, issue_id: number, added_at: string }
 /** A workspace's own repository: native issues, no issue host (made on first need). */
 export interface WorkspaceOwnRepositoriesTable { workspace_id: string, repo_id: number }
+/** A workspace's priority (the default set is made with the workspace); `position` orders them. */
+export interface PrioritiesTable {
+  id: Generated<number>
+  workspace_id: string
+  name: string
+  color: string
+  description: string | null
+  position: number
+  created_at: string
+  updated_at: string
+}
+/** An issue's priority in one workspace (at most one). */
+export interface IssuePrioritiesTable { workspace_id: string, issue_id: number, priority_id: number, set_at: string }
+/** A pull request connected to an issue (both rows of `issues`). */
+export interface IssuePrConnectionsTable { issue_id: number, pull_request_id: number, created_at: string }
 export interface PipelinesTable {
   id: string
   workspace_id: string

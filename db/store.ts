@@ -9,6 +9,8 @@ import { DomainEvents } from './domain-events.js'
 import { createEpicsRepository } from './epics.js'
 import { createOwnRepositories } from './own-repositories.js'
 import { createZenhubEpicsRepository } from './zenhub-epics.js'
+import { createPrioritiesRepository } from './priorities.js'
+import { createPrConnectionsRepository } from './pr-connections.js'
 import { createIssuesRepository } from './issues.js'
 import { migrate } from './engine/migrations/index.js'
 import { checkSecretKey, sealStoredSecrets } from './sealed-secrets.js'
@@ -47,6 +49,8 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     epics: createEpicsRepository(db, events),
     zenhubEpics: createZenhubEpicsRepository(db),
     ownRepositories: createOwnRepositories(db),
+    priorities: createPrioritiesRepository(db),
+    prConnections: createPrConnectionsRepository(db),
     milestones: createMilestonesRepository(db),
     dependencies: createDependenciesRepository(db, events),
     releases: createReleasesRepository(db, events),

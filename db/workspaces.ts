@@ -8,6 +8,7 @@ import { newObjectId, nowIso } from './ids.js'
 import { prepared } from './engine/prepared.js'
 import { isUniqueViolation } from './engine/engine.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
+import { addDefaultPriorities } from './priorities.js'
 
 export type WorkspaceData = Static<typeof Workspace>
 export type WorkspaceWithPipelines = Static<typeof AdminWorkspace>
@@ -148,6 +149,7 @@ export function createWorkspacesRepository (db: Executor) {
       const id = input.id ?? newObjectId()
       if (await byId(id) !== undefined) throw new Conflict(`workspace ${id} already exists`)
       await db.insertInto('workspaces').values({ id, name: input.name, description: input.description ?? null, created_at: input.created_at ?? nowIso() }).execute()
+      await addDefaultPriorities(db, id)
       for (const [i, p] of input.pipelines.entries()) {
         const entry: { id?: string, name: string, host_label?: string } = typeof p === 'string' ? { name: p } : p
         const pid = entry.id ?? newObjectId()
@@ -193,6 +195,8 @@ export function createWorkspacesRepository (db: Executor) {
       for (const repoId of change.remove_repositories ?? []) {
         if (!await holds(id, repoId)) throw new Invalid(`repository ${repoId} is not in workspace ${id}`)
         await db.deleteFrom('placements').where('workspace_id', '=', id).where('repo_id', '=', repoId).execute()
+        await db.deleteFrom('issue_priorities').where('workspace_id', '=', id)
+          .where('issue_id', 'in', (eb) => eb.selectFrom('issues').select('id').where('repo_id', '=', repoId)).execute()
         await db.deleteFrom('workspace_repositories').where('workspace_id', '=', id).where('repo_id', '=', repoId).execute()
       }
       return await withPipelines(id)

@@ -76,7 +76,11 @@ export const Fixture = Type.Object({
       at: DateTime
     }, { additionalProperties: false }), {
       maxItems: 10_000, description: 'each change of the issue\'s milestone as the milestone reports read them; default: its milestone, now'
-    }))
+    })),
+    priorities: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 200 }), {
+      description: 'its priority per workspace id, by name (one of the workspace\'s: High, Medium or Low priority)'
+    })),
+    connected_prs: Type.Optional(Type.Array(IssueRef, { maxItems: 1000, description: 'the pull requests connected to it (issues of the fixture with pull_request)' }))
   }, { additionalProperties: false }))),
   issue_events: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,

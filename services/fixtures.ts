@@ -128,12 +128,14 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
   }
   // What the bulk write leaves at its defaults: positions and histories.
   for (const [i, issue] of issues.entries()) {
-    const { positions, state_history: states, milestone_history: milestones } = issue
-    if ([positions, states, milestones].every((v) => v === undefined)) continue
+    const { positions, state_history: states, milestone_history: milestones, priorities, connected_prs: prs } = issue
+    if ([positions, states, milestones, priorities, prs].every((v) => v === undefined)) continue
     await at(`issues[${i}]`, async () => {
       const id = await restore.issueId({ repo_id: issue.repo_id, issue_number: issue.number }, 'issue')
       for (const [workspaceId, position] of Object.entries(positions ?? {})) await restore.setPosition(id, workspaceId, position)
       await restore.setHistory(id, issue.repo_id, { states, milestones })
+      for (const [workspaceId, name] of Object.entries(priorities ?? {})) await restore.setPriority(id, workspaceId, name)
+      for (const pr of prs ?? []) await restore.connectPr(id, await restore.issueId(pr, 'connected_prs'))
     })
   }
   for (const [i, event] of (fixture.issue_events ?? []).entries()) {

@@ -4,6 +4,7 @@ import { reaches } from '../graph.js'
 import { NotFound } from '../errors.js'
 import { newObjectId, nowIso } from '../ids.js'
 import { createRepositoriesRepository, touchPlanning } from '../repositories.js'
+import { addDefaultPriorities } from '../priorities.js'
 import { unprioritizedRank } from '../ranking.js'
 import type { HostedImportsTable, IssueEventsTable } from '../schema.js'
 import { notedEvents, type Executor } from '../engine/transaction.js'
@@ -250,6 +251,7 @@ export function createHostedSync (db: Executor) {
       if (existing === undefined) {
         // Oldest first as the hosted service lists them: p1 operations act on the oldest.
         await db.insertInto('workspaces').values({ id: ws.id, name: ws.name, description: ws.description ?? null, created_at: new Date(Date.now() + order).toISOString() }).execute()
+        await addDefaultPriorities(db, ws.id)
         await bring('workspace', ws.id)
       } else if (existing.name !== ws.name || (existing.description ?? null) !== (ws.description ?? null)) {
         await db.updateTable('workspaces').set({ name: ws.name, description: ws.description ?? null }).where('id', '=', ws.id).execute()

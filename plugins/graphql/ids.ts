@@ -8,7 +8,7 @@ import { LOCAL_REPO_IDS } from '../../db/repositories.js'
  * number (below 2^96); any other text is 2^96 plus its UTF-8 bytes read as one number.
  */
 export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone'
-  | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem' | 'ZenhubEpic'
+  | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem' | 'ZenhubEpic' | 'Priority'
 
 const TEXT = 1n << 96n
 const HEX = /^[0-9a-f]{24}$/

@@ -18,6 +18,8 @@ import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { planningReads } from './resolvers/reads-planning.js'
 import { mutationResolvers } from './resolvers/writes.js'
 import { zenhubEpicLoaders, zenhubEpicTypeResolvers } from './resolvers/zenhub-epics.js'
+import { priorityLoaders, priorityTypeResolvers } from './resolvers/priorities.js'
+import { prConnectionLoaders } from './resolvers/pr-connections.js'
 
 /** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
 async function schemaText (): Promise<string> {
@@ -64,9 +66,9 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
     resolvers: {
       Query: queryResolvers,
       Mutation: mutations,
-      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers)
+      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers)
     } as never,
-    loaders: withMore(loaders, zenhubEpicLoaders, clientFieldLoaders) as never,
+    loaders: withMore(loaders, zenhubEpicLoaders, clientFieldLoaders, priorityLoaders, prConnectionLoaders) as never,
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,

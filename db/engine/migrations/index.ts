@@ -11,6 +11,7 @@ import { importLeasesMigration } from './import-leases.js'
 import { hostedImportsMigration } from './hosted-imports.js'
 import { twoWaySyncMigration } from './two-way-sync.js'
 import { issueActivityMigration } from './issue-activity.js'
+import { prioritiesMigration } from './priorities.js'
 import { pullRequestsMigration } from './pull-requests.js'
 import { schemaMigration } from './schema.js'
 import { sprintsMigration } from './sprints.js'
@@ -52,7 +53,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '023-stable-ids': stableIdsMigration(engine),
     '024-key-check': keyCheckMigration(),
     '025-issue-body': issueBodyMigration(),
-    '026-zenhub-epics': zenhubEpicsMigration(engine)
+    '026-zenhub-epics': zenhubEpicsMigration(engine),
+    '028-priorities': prioritiesMigration(engine)
   }
 }
 

@@ -332,7 +332,6 @@ export const typeResolvers = {
   },
   PipelineIssue: {
     id: (pi: PlacementNode) => pipelineIssueId(pi.issue_id, pi.workspace_id),
-    priority: () => null,
     relativePosition: (pi: PlacementNode) => String(pi.rank),
     latestTransferTime: () => null
   },

@@ -10,6 +10,8 @@ import { epicWrites } from './writes-epics.js'
 import { pipelineWrites } from './writes-pipelines.js'
 import { milestoneWrites } from './writes-milestones.js'
 import { zenhubEpicWrites } from './zenhub-epics.js'
+import { priorityWrites } from './priorities.js'
+import { prConnectionWrites } from './pr-connections.js'
 import { pipelineFor } from './visibility.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
@@ -105,5 +107,7 @@ export const mutationResolvers = {
   ...epicWrites,
   ...pipelineWrites,
   ...milestoneWrites,
-  ...zenhubEpicWrites
+  ...zenhubEpicWrites,
+  ...priorityWrites,
+  ...prConnectionWrites
 }
