@@ -14,6 +14,7 @@ import type { User } from './users.js'
 import { createIssueSearch } from './issue-search.js'
 import { createWorkspacesRepository } from './workspaces.js'
 import { filterCondition, type BoardFilter } from './board-filter.js'
+import { BoardModels, type BoardAt } from './board-model.js'
 
 export type Board = Static<typeof BoardSchema>
 export type BoardIssue = Static<typeof BoardIssueSchema>
@@ -64,11 +65,6 @@ const transferQuery = prepared<{ issueId: number, userId: number | null, at: str
   }))
 const touchQuery = prepared<{ issueId: number, at: string }>()((db, p) =>
   db.updateTable('issues').set({ planning_changed_at: p.at }).where('id', '=', p.issueId))
-const boardRowsQuery = prepared<{ workspaceId: string, repoId: number }>()((db, p) =>
-  db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
-    .select(['p.pipeline_id', 'p.number', 'p.position', 'i.estimate', 'i.is_epic'])
-    .where('p.workspace_id', '=', p.workspaceId).where('p.repo_id', '=', p.repoId).where('p.is_open', '=', 1)
-    .orderBy('p.pipeline_id').orderBy('p.rank').orderBy('p.issue_id'))
 
 type PageRow = { pipeline_id: string, number: number, position: number | null, estimate: number | null, is_epic: number }
 
@@ -145,7 +141,7 @@ async function countBelow (db: Executor, pipelineId: string, repoId: number, iss
  * Spreads a window of the pipeline around `index` (growing it until there is room) and returns
  * the rank left for the moved issue. Amortized, this touches a handful of rows per move.
  */
-async function respace (db: Executor, pipelineId: string, repoId: number, issueId: number, workspaceId: string, index: number): Promise<number> {
+async function respace (db: Executor, pipelineId: string, repoId: number, issueId: number, workspaceId: string, index: number, moved: number[]): Promise<number> {
   for (let half = 16; ; half *= 4) {
     const start = Math.max(0, index - half)
     const rows = await ranksFrom(db, pipelineId, repoId, issueId, 2 * half + 1, start)
@@ -162,6 +158,7 @@ async function respace (db: Executor, pipelineId: string, repoId: number, issueI
         await db.updateTable('placements').set({ position: ranks[j], rank: ranks[j] })
           .where('issue_id', '=', neighbour).where('workspace_id', '=', workspaceId).execute()
         await touchPlanning(db, [neighbour])
+        moved.push(neighbour)
       }
       return ranks[at]
     }
@@ -204,12 +201,7 @@ class MoveOrders extends PipelineOrders {
 export function createBoardsRepository (db: Executor, events: DomainEvents) {
   const workspaces = createWorkspacesRepository(db)
 
-  async function buildBoard (workspaceId: string, repoId: number): Promise<Board> {
-    const pipelines = (await workspaces.pipelines(workspaceId)).map((p) => ({ id: p.id, name: p.name, issues: [] as BoardIssue[] }))
-    const byId = new Map(pipelines.map((p) => [p.id, p]))
-    for (const row of (await boardRowsQuery(db, { workspaceId, repoId })).rows) byId.get(row.pipeline_id)?.issues.push(boardIssue(row))
-    return { pipelines }
-  }
+  const models = new BoardModels(db)
 
   /**
    * A page of the board in three statements whatever its size: the pipelines, their rows (the
@@ -270,9 +262,11 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
     /**
      * The board of one repository in a workspace, read in a fixed number of statements. Routes keep
      * its serialized answer until the change counter moves (docs/api.md, "Conditional requests").
+     * With `at` it is kept in memory too, and after the writes that say which rows they changed
+     * only those are read again (db/board-model.ts).
      */
-    async board (workspaceId: string, repoId: number): Promise<Board> {
-      return await buildBoard(workspaceId, repoId)
+    async board (workspaceId: string, repoId: number, at?: BoardAt): Promise<Board> {
+      return await models.board(workspaceId, repoId, at)
     },
 
     /** A page of that board with each pipeline's totals (docs/api.md, "Paged boards"). */
@@ -282,6 +276,8 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
 
     /** Moves an issue to a pipeline of the workspace at `position`; one transaction with its events. */
     async move (user: User, workspaceId: string, repo: Repository, issueNumber: number, pipelineId: string, position: MovePosition): Promise<void> {
+      // The board rows a move changes: the issue's and those of the neighbours a respacing moved.
+      const boardRows: number[] = []
       await writeTransaction(db, async (trx) => {
         // Moves into one pipeline take turns: each picks its rank from the neighbours it sees.
         await lockFor(trx, `pipeline:${pipelineId}`)
@@ -292,6 +288,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
         }
         if (start.pipeline_id === null) throw new NotFound(`issue ${issueNumber} is not on the board of workspace ${workspaceId}`)
         const issue = { id: Number(start.id), number: Number(start.number), title: start.title }
+        boardRows.push(issue.id)
         const current = { pipeline_id: start.pipeline_id, pipeline_name: start.pipeline_name!, rank: Number(start.rank) }
         const target = { name: start.target_name!, workspace_name: start.workspace_name! }
 
@@ -314,7 +311,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
         let rank = between(prev, next)
         let respaced = false
         if (rank === undefined) {
-          rank = await respace(trx, pipelineId, repo.id, issue.id, workspaceId, Number.isFinite(index) ? index : size)
+          rank = await respace(trx, pipelineId, repo.id, issue.id, workspaceId, Number.isFinite(index) ? index : size, boardRows)
           respaced = true
         }
         const placed = rank
@@ -336,7 +333,7 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
             await events.emit(trx, { ...context, type: 'issue_reprioritized', pipeline: target.name, from: fromIndex, to: toIndex })
           }
         }
-      }, [repo.id])
+      }, [repo.id], boardRows)
     }
   }
 }

@@ -66,6 +66,9 @@ const bothAndInsertQuery = prepared<BothParams & { at: string }>()((db, p) => ({
 const paramsOf = ({ blocking: a, blocked: b }: Dependency): BothParams =>
   ({ aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
 
+/** A dependency shows on no board (db/board-model.ts): it changes no board row. */
+const NO_BOARD_ROWS: readonly number[] = []
+
 /** Blocking dependencies between issues: no cycles, only between repositories sharing a workspace. */
 export function createDependenciesRepository (db: Executor, events?: DomainEvents) {
   const graph = new GraphSnapshot()
@@ -155,7 +158,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.add(blocking, blocked, dependency.blocked.repo_id)))
         await changed(trx, 'dependency_created', dependency, both, user, stamping)
         return dependency
-      }, [dependency.blocking.repo_id, dependency.blocked.repo_id])
+      }, [dependency.blocking.repo_id, dependency.blocked.repo_id], NO_BOARD_ROWS)
     },
 
     async remove (dependency: Dependency, user?: User): Promise<void> {
@@ -166,7 +169,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')
         afterCommit(trx, (committed) => graph.committed(version, committed, () => graph.remove(blocking, blocked)))
         await changed(trx, 'dependency_removed', dependency, both, user)
-      }, [dependency.blocking.repo_id, dependency.blocked.repo_id])
+      }, [dependency.blocking.repo_id, dependency.blocked.repo_id], NO_BOARD_ROWS)
     }
   }
 }

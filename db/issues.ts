@@ -216,6 +216,8 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
     /** Sets (a number) or clears (null) the estimate; records the event and announces it. */
     async setEstimate (user: User, repo: Repository, number: number, value: number | null): Promise<void> {
       if (value !== null && !(value >= 0 && value <= 1e9)) throw new Invalid('estimate must be from 0 to 1e9, or null to clear it')
+      // The board row the estimate changes (none when it was already so).
+      const boardRows: number[] = []
       await writeTransaction(db, async (trx) => {
         const issue = await requireIssue(trx, repo.id, number)
         if (issue.estimate === value) return
@@ -234,7 +236,8 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
         }).execute()
         const context = { repo, issue: { id: issue.id, number: issue.number, title: issue.title }, user }
         await events.emit(trx, value === null ? { ...context, type: 'estimate_cleared' } : { ...context, type: 'estimate_set', estimate: value })
-      }, [repo.id])
+        boardRows.push(issue.id)
+      }, [repo.id], boardRows)
     }
   }
 }

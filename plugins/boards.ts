@@ -58,11 +58,13 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
    * The board, or with `?limit=` a page of it (docs/api.md, "Paged boards"); without `limit` the
    * answer is the whole board as it always was.
    */
-  const boardOrPage = async (workspaceId: string, repoId: number, query: BoardQueryType): Promise<BoardData> => {
+  const boardOrPage = async (workspaceId: string, repoId: number, query: BoardQueryType, version: number): Promise<BoardData> => {
     if (query.limit === undefined) {
       if (query.after !== undefined) throw httpErrors.badRequest('querystring/after needs limit')
       unfiltered(query)
-      return only(await board.board(workspaceId, repoId), workspaceId, query.pipeline_id)
+      // Kept in memory and patched for the writes that say which rows they changed (db/board-model.ts).
+      const at = { version, changed: (from: number, to: number) => fastify.planningWrites.boardRows(repoId, from, to) }
+      return only(await board.board(workspaceId, repoId, at), workspaceId, query.pipeline_id)
     }
     const names = (list?: string) => list === undefined ? undefined : [...new Set(list.split(',').map((s) => s.trim()).filter((s) => s !== ''))]
     const filter = { text: query.q, labels: names(query.label), assignees: names(query.assignee), estimate: query.estimate }
@@ -101,9 +103,9 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
         return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
       })
     }
-    return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${cacheKey(request.query)}`, async () => {
+    return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${cacheKey(request.query)}`, async (version) => {
       await workspaceHolding(workspaceId, repoId)
-      return await boardOrPage(workspaceId, repoId, request.query)
+      return await boardOrPage(workspaceId, repoId, request.query, version)
     })
   })
 
@@ -119,8 +121,8 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
         return only(await board.board(workspaceId, repoId), workspaceId, pipelineId)
       })
     }
-    return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${cacheKey(request.query)}`, async () => {
-      return await boardOrPage(await oldestWorkspace(repoId), repoId, request.query)
+    return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${cacheKey(request.query)}`, async (version) => {
+      return await boardOrPage(await oldestWorkspace(repoId), repoId, request.query, version)
     })
   })
 

@@ -55,9 +55,10 @@ export function fenceCommits (db: Executor, fence: CommitFence): void {
 
 /**
  * Told of each committed write made through `writeTransaction` on a database: the counter's value
- * it left and the repositories its changes are confined to (undefined: anything may have changed).
+ * it left, the repositories its changes are confined to (undefined: anything may have changed) and
+ * the issues whose board rows it changed (undefined: not said; see `writeTransaction`).
  */
-export type CommitListener = (version: number, repositories: readonly number[] | undefined) => void
+export type CommitListener = (version: number, repositories: readonly number[] | undefined, boardRows: readonly number[] | undefined) => void
 
 const commitListeners = new WeakMap<object, CommitListener>()
 
@@ -86,8 +87,13 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
  * repository shows (no pipeline, workspace, user or permission): this process then keeps the other
  * repositories' cached answers (docs/development.md, "Cached reads by repository"). Inside the
  * caller's transaction it is ignored: the outer write decides.
+ *
+ * `boardRows`, when given with `repositories`, promises more: on those repositories' boards the
+ * write changes only the rows of these issues (their placements, estimates, epic flags), which `fn`
+ * may add to the list until it returns. A board kept in memory then reads those rows again
+ * instead of the whole board (db/board-model.ts). An empty list: no board row changed.
  */
-export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>, repositories?: readonly number[]): Promise<T> {
+export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>, repositories?: readonly number[], boardRows?: readonly number[]): Promise<T> {
   if (db.isTransaction) return await fn(db)
   const fence = fences.get(db)
   let committed: Executor | undefined
@@ -111,7 +117,7 @@ export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => 
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
-  if (version >= 0) commitListeners.get(db)?.(version, repositories)
+  if (version >= 0) commitListeners.get(db)?.(version, repositories, repositories === undefined ? undefined : boardRows)
   // Hooks after the fence: what they set off (a webhook, say) may read through any instance.
   await fence?.wait(version, listeners)
   for (const hook of commitHooks.get(committed!) ?? []) hook(version)

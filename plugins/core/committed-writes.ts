@@ -1,23 +1,28 @@
 /** Versions remembered; a cached answer further behind than this is built again. */
 const REMEMBERED = 1024
 
+/** A noted write: the repositories it was confined to (null: anything) and the issues whose board rows it changed (null: not said). */
+interface Noted { repositories: readonly number[] | null, boardRows: readonly number[] | null }
+
+const ANYTHING: Noted = { repositories: null, boardRows: null }
+
 /**
  * The writes this process committed, by the counter value each left, with the repositories each
  * was confined to (null: anything). A version not here was written elsewhere (another instance,
  * the admin CLI) or not yet noted, and may have changed anything.
  */
 export class CommittedWrites {
-  private readonly writes = new Map<number, readonly number[] | null>()
+  private readonly writes = new Map<number, Noted>()
 
-  note (version: number, repositories: readonly number[] | undefined): void {
-    this.writes.set(version, repositories ?? null)
+  note (version: number, repositories: readonly number[] | undefined, boardRows?: readonly number[]): void {
+    this.writes.set(version, repositories === undefined ? ANYTHING : { repositories, boardRows: boardRows ?? null })
     if (this.writes.size > REMEMBERED) this.writes.delete(this.writes.keys().next().value!)
   }
 
   /** Whether every write after `from` up to `to` is known here and was confined to some repositories. */
   confined (from: number, to: number): boolean {
     if (to <= from || to - from > REMEMBERED) return false
-    for (let v = from + 1; v <= to; v++) if ((this.writes.get(v) ?? null) === null) return false
+    for (let v = from + 1; v <= to; v++) if ((this.writes.get(v)?.repositories ?? null) === null) return false
     return true
   }
 
@@ -25,9 +30,27 @@ export class CommittedWrites {
   leftAlone (repoId: number, from: number, to: number): boolean {
     if (to <= from || to - from > REMEMBERED) return false
     for (let v = from + 1; v <= to; v++) {
-      const repositories = this.writes.get(v)
+      const repositories = this.writes.get(v)?.repositories
       if (repositories === undefined || repositories === null || repositories.includes(repoId)) return false
     }
     return true
+  }
+
+  /**
+   * The issues whose board rows in repository `repoId` the writes after `from` up to `to` may have
+   * changed, when every one of them is known here and either left the repository alone or said
+   * which rows it changed; undefined otherwise (the board must be read whole).
+   */
+  boardRows (repoId: number, from: number, to: number): Set<number> | undefined {
+    if (to < from || to - from > REMEMBERED) return undefined
+    const rows = new Set<number>()
+    for (let v = from + 1; v <= to; v++) {
+      const noted = this.writes.get(v)
+      if (noted === undefined || noted.repositories === null) return undefined
+      if (!noted.repositories.includes(repoId)) continue
+      if (noted.boardRows === null) return undefined
+      for (const id of noted.boardRows) rows.add(id)
+    }
+    return rows
   }
 }

@@ -110,7 +110,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   }
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents, secrets))
   const writes = new CommittedWrites()
-  listenToCommits(db, (committed, repositories) => { writes.note(committed, repositories) })
+  listenToCommits(db, (committed, repositories, boardRows) => { writes.note(committed, repositories, boardRows) })
   fastify.decorate('planningWrites', writes)
   fastify.decorate('planningEngine', engine)
   fastify.decorate('planningDatabaseUnavailable', onceAMinute(fastify.log, 'the database is unavailable; requests answer 503 until it is back'))

@@ -16,9 +16,10 @@ declare module 'fastify' {
      * response schema) only when the change counter moved since the bytes under `key` were made.
      * `key` must name everything the answer depends on except the caller's permissions. When the
      * counter, the access and the bytes are all at hand (SQLite, nothing written since) it answers
-     * at once and returns undefined, without a promise; otherwise it returns the wait.
+     * at once and returns undefined, without a promise; otherwise it returns the wait. `build` gets
+     * the counter value the request read.
      */
-    planningCachedRead: (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => Promise<void> | undefined
+    planningCachedRead: (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: (version: number) => Promise<unknown>) => Promise<void> | undefined
   }
 }
 
@@ -67,12 +68,12 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
   }
   const direct = opts.direct === true
 
-  const cachedReply = async (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => {
+  const cachedReply = async (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: (version: number) => Promise<unknown>) => {
     const version = await fastify.planningVersion(request)
     let entry = entries.get(key, version)
     if (entry === undefined) {
       stats.misses++
-      const body = Buffer.from(reply.serialize(await build()) as string)
+      const body = Buffer.from(reply.serialize(await build(version)) as string)
       const previous = entries.peek(key)
       const etag = previous?.body.equals(body) === true ? previous.etag : etagOf(body)
       entry = { version, body, etag, bytes: body.length + 2 * key.length + ENTRY_OVERHEAD, repoId }
@@ -95,7 +96,7 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
     return true
   }
 
-  fastify.decorate('planningCachedRead', (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: () => Promise<unknown>) => {
+  fastify.decorate('planningCachedRead', (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: (version: number) => Promise<unknown>) => {
     if (answerNow(request, reply, repoId, key)) return undefined
     return (async () => {
       // PostgreSQL: one wait for the counter, then the same synchronous path.
