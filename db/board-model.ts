@@ -88,7 +88,7 @@ export class BoardModels {
     const turn = (this.turns.get(key) ?? Promise.resolve()).then(async () => await this.current(key, workspaceId, repoId, at))
     const settled = turn.catch(() => {})
     this.turns.set(key, settled)
-    void settled.then(() => { if (this.turns.get(key) === settled) this.turns.delete(key) })
+    settled.then(() => { if (this.turns.get(key) === settled) this.turns.delete(key) }, () => {})
     return boardOf(await turn)
   }
 

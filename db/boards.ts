@@ -141,7 +141,9 @@ async function countBelow (db: Executor, pipelineId: string, repoId: number, iss
  * Spreads a window of the pipeline around `index` (growing it until there is room) and returns
  * the rank left for the moved issue. Amortized, this touches a handful of rows per move.
  */
-async function respace (db: Executor, pipelineId: string, repoId: number, issueId: number, workspaceId: string, index: number, moved: number[]): Promise<number> {
+async function respace (
+  db: Executor, pipelineId: string, repoId: number, issueId: number, workspaceId: string, index: number, moved: number[]
+): Promise<number> {
   for (let half = 16; ; half *= 4) {
     const start = Math.max(0, index - half)
     const rows = await ranksFrom(db, pipelineId, repoId, issueId, 2 * half + 1, start)

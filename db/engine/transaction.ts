@@ -93,7 +93,9 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
  * may add to the list until it returns. A board kept in memory then reads those rows again
  * instead of the whole board (db/board-model.ts). An empty list: no board row changed.
  */
-export async function writeTransaction<T> (db: Executor, fn: (trx: Executor) => Promise<T>, repositories?: readonly number[], boardRows?: readonly number[]): Promise<T> {
+export async function writeTransaction<T> (
+  db: Executor, fn: (trx: Executor) => Promise<T>, repositories?: readonly number[], boardRows?: readonly number[]
+): Promise<T> {
   if (db.isTransaction) return await fn(db)
   const fence = fences.get(db)
   let committed: Executor | undefined

@@ -19,7 +19,9 @@ declare module 'fastify' {
      * at once and returns undefined, without a promise; otherwise it returns the wait. `build` gets
      * the counter value the request read.
      */
-    planningCachedRead: (request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: (version: number) => Promise<unknown>) => Promise<void> | undefined
+    planningCachedRead: (
+      request: FastifyRequest, reply: FastifyReply, repoId: number, key: string, build: (version: number) => Promise<unknown>
+    ) => Promise<void> | undefined
   }
 }
 
