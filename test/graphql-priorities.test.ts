@@ -153,3 +153,37 @@ t.test('a repository taken out of a workspace takes its issues\' priorities ther
   t.equal(await priorityOf(REPO, 1, WS_NEW), null, 'not there when it comes back')
   t.same(await priorityOf(REPO, 2), { id: medium, name: 'Medium priority' }, 'other workspaces keep theirs')
 })
+
+t.test('a page of 100 issues with priorities and connected pull requests costs a fixed number of statements', { skip: process.env.TEST_DATABASE_URL !== undefined && 'counted on SQLite' }, async (t) => {
+  const { default: Database } = await import('better-sqlite3')
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (text) => executed.push(String(text)) })
+  t.teardown(() => db.close())
+  const counted = await build(t, { database: db })
+  const fill = () => {
+    db.prepare(`INSERT OR REPLACE INTO issue_priorities (workspace_id, issue_id, priority_id, set_at)
+      SELECT p.workspace_id, i.id, p.id, '2026-01-01T00:00:00.000Z' FROM issues i JOIN priorities p ON p.workspace_id = ? AND p.position = i.number % 3 WHERE i.repo_id = ?`).run(WS_OLD, REPO)
+    db.prepare(`INSERT OR IGNORE INTO issue_pr_connections (issue_id, pull_request_id, created_at)
+      SELECT i.id, pr.id, '2026-01-01T00:00:00.000Z' FROM issues i JOIN issues pr ON pr.is_pull_request = 1 AND pr.number % 3 = i.number % 3 WHERE i.is_pull_request = 0`).run()
+  }
+  const count = async () => {
+    await gql(counted, 'alice', '{ viewer { id } }')
+    executed.length = 0
+    const res = await gql(counted, 'alice', PIPELINE_ISSUES.replace('pipelineIssue(', 'connectedPrs(first: 10) { nodes { number state repository { name } } } pipelineIssue('),
+      { pipelineId: encodeId('Pipeline', P.todo), workspaceId: WS_OLD, first: 100 })
+    t.notOk(res.errors)
+    const nodes = res.data.searchIssuesByPipeline.nodes
+    return { statements: executed.length, issues: nodes.length, prioritized: nodes.filter((n: any) => n.pipelineIssue.priority !== null).length }
+  }
+  db.prepare('UPDATE issues SET is_pull_request = 1 WHERE repo_id = ? AND number = 6').run(REPO)
+  fill()
+  const small = await count()
+  for (let n = 100; n < 160; n++) {
+    t.equal((await counted.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `n${n}` } })).statusCode, 201)
+  }
+  db.prepare('UPDATE issues SET is_pull_request = 1 WHERE repo_id = ? AND number >= 150').run(REPO)
+  fill()
+  const large = await count()
+  t.ok(large.issues > small.issues * 5 && large.prioritized > small.prioritized * 5, `${small.issues} then ${large.issues} issues`)
+  t.equal(large.statements, small.statements, `${large.statements} statements either way`)
+})
