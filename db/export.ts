@@ -10,6 +10,9 @@ const PERMISSION_NAMES = ['none', 'read', 'write', 'admin'] as const
 
 type Json = Record<string, unknown>
 
+const labelRecord = (l: { name: string, color: string | null, description: string | null }): Json =>
+  ({ name: l.name, color: l.color ?? 'ededed', ...(l.description === null ? {} : { description: l.description }) })
+
 /**
  * Reads everything the fixture format holds (DESIGN section 5, extended: positions, labels,
  * assignees, events, epics, dependencies, release reports, pipeline host labels, sprints, the
@@ -31,16 +34,20 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     .where('id', '>', after).orderBy('id').limit(page).execute())) {
     const grants = await db.selectFrom('permissions as p').innerJoin('users as u', 'u.id', 'p.user_id').select(['p.repo_id', 'u.login', 'p.level'])
       .where('p.repo_id', 'in', rows.map((r) => r.id)).orderBy('p.repo_id').orderBy('u.id').execute()
+    const made = await db.selectFrom('repository_labels').select(['repo_id', 'name', 'color', 'description'])
+      .where('repo_id', 'in', rows.map((r) => r.id)).orderBy('repo_id').orderBy('name').execute()
     for (const r of rows) {
       const permissions: Record<string, string> = {}
       for (const g of grants) if (Number(g.repo_id) === Number(r.id)) permissions[g.login] = PERMISSION_NAMES[g.level] ?? 'read'
+      const labels = made.filter((l) => Number(l.repo_id) === Number(r.id)).map((l) => labelRecord(l))
       yield ['repositories', {
         id: Number(r.id),
         owner: r.owner,
         name: r.name,
         ...(r.html_url === null ? {} : { html_url: r.html_url }),
         ...(Number(r.placeholder) === 1 ? { placeholder: true } : {}),
-        permissions
+        permissions,
+        ...(labels.length === 0 ? {} : { labels })
       }]
     }
   }
@@ -48,7 +55,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   let milestoneAfter: [number, number] = [0, 0]
   for (;;) {
     const [repo, number] = milestoneAfter
-    const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'start_date', 'due_on', 'state'])
+    const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'start_date', 'due_on', 'state'])
       .where((eb) => eb.or([eb('repo_id', '>', repo), eb.and([eb('repo_id', '=', repo), eb('number', '>', number)])]))
       .orderBy('repo_id').orderBy('number').limit(page).execute()
     for (const m of rows) {
@@ -56,6 +63,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
         repo_id: Number(m.repo_id),
         number: Number(m.number),
         title: m.title,
+        ...(m.description === null ? {} : { description: m.description }),
         ...(m.start_date === null ? {} : { start_date: m.start_date }),
         ...(m.due_on === null ? {} : { due_on: m.due_on }),
         state: m.state
@@ -215,6 +223,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       yield ['zenhub_epics', { ...e, id: Number(e.id), issues }]
     }
   }
+
+  for (const l of await db.selectFrom('zenhub_labels').select(['name', 'color', 'description']).orderBy('name').execute()) yield ['zenhub_labels', labelRecord(l)]
 
   const roles = await db.selectFrom('chat_members as c').innerJoin('users as u', 'u.id', 'c.user_id').select(['u.login', 'c.role'])
     .where('c.role', 'in', ['broadcaster', 'moderator']).orderBy('u.id').execute()

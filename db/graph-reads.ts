@@ -12,6 +12,7 @@ export interface PlacementNode { issue_id: number, workspace_id: string, pipelin
 export interface PipelineNode { id: string, workspace_id: string, name: string, sort_order: number }
 export interface WorkspaceNode { id: string, name: string, description: string | null, created_at: string }
 export interface RepositoryNode { id: number, owner: string, name: string, html_url: string | null }
+export interface LabelNode { repo_id: number, name: string, color: string | null, description: string | null }
 
 /** Which issues a search keeps (every list is optional; `labelsMatch` says any or all of `labels`). */
 export interface IssueFilter {
@@ -194,12 +195,27 @@ export function createGraphReads (db: Executor) {
       if (repoIds.length === 0) return []
       return (await db.selectFrom('issues as i').select(ISSUE_COLUMNS).where('i.repo_id', 'in', [...repoIds]).where('i.is_epic', '=', 1).orderBy('i.id').execute()).map(toIssue)
     },
-    /** The labels in use on the repositories' issues, one row per repository and name. */
-    async labelsIn (repoIds: readonly number[]) {
+    /** The repositories' labels (in use on their issues, or made here), one row per repository and name, by name. */
+    async labelsIn (repoIds: readonly number[]): Promise<LabelNode[]> {
       if (repoIds.length === 0) return []
-      return (await db.selectFrom('issue_labels as l').innerJoin('issues as i', 'i.id', 'l.issue_id')
-        .select(['i.repo_id', 'l.name', sql<string | null>`max(l.color)`.as('color')]).where('i.repo_id', 'in', [...repoIds])
-        .groupBy(['i.repo_id', 'l.name']).orderBy('l.name').orderBy('i.repo_id').execute()).map((r) => ({ ...r, repo_id: Number(r.repo_id) }))
+      const [worn, made] = await Promise.all([
+        db.selectFrom('issue_labels as l').innerJoin('issues as i', 'i.id', 'l.issue_id')
+          .select(['i.repo_id', 'l.name', sql<string | null>`max(l.color)`.as('color')]).where('i.repo_id', 'in', [...repoIds])
+          .groupBy(['i.repo_id', 'l.name']).execute(),
+        db.selectFrom('repository_labels').select(['repo_id', 'name', 'color', 'description']).where('repo_id', 'in', [...repoIds]).execute()
+      ])
+      const out = new Map<string, LabelNode>()
+      for (const r of made) out.set(`${r.repo_id}:${r.name}`, { ...r, repo_id: Number(r.repo_id) })
+      for (const r of worn) {
+        const key = `${r.repo_id}:${r.name}`
+        const mine = out.get(key)
+        out.set(key, { repo_id: Number(r.repo_id), name: r.name, color: r.color ?? mine?.color ?? null, description: mine?.description ?? null })
+      }
+      return [...out.values()].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : a.repo_id - b.repo_id)
+    },
+    /** The organization's labels (the hosted service's ZenhubLabel), by name. */
+    async organizationLabels () {
+      return await db.selectFrom('zenhub_labels').select(['name', 'color', 'description']).orderBy('name').execute()
     },
     /** Users holding a permission (at least `level`) on the repositories, one row per repository and user. */
     async usersOn (repoIds: readonly number[], level: number) {
@@ -217,7 +233,7 @@ export function createGraphReads (db: Executor) {
     },
     async milestonesIn (repoIds: readonly number[]) {
       if (repoIds.length === 0) return []
-      return (await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'state', 'due_on', 'start_date'])
+      return (await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'state', 'due_on', 'start_date'])
         .where('repo_id', 'in', [...repoIds]).orderBy('repo_id').orderBy('number').execute()).map((r) => ({ ...r, repo_id: Number(r.repo_id), number: Number(r.number) }))
     },
     /** The release reports holding the issues. */
@@ -290,7 +306,7 @@ export function createGraphReads (db: Executor) {
     },
     async milestonesOf (keys: ReadonlyArray<{ repo_id: number, number: number }>) {
       if (keys.length === 0) return []
-      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'state', 'due_on', 'start_date'])
+      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'state', 'due_on', 'start_date'])
         .where('repo_id', 'in', [...new Set(keys.map((k) => k.repo_id))]).where('number', 'in', [...new Set(keys.map((k) => k.number))]).execute()
       return rows.map((r) => ({ ...r, repo_id: Number(r.repo_id), number: Number(r.number) }))
     },

@@ -60,6 +60,8 @@ export interface MilestoneFields {
   /** ISO 8601 date-time or YYYY-MM-DD; null clears it */
   due_on?: string | null
   state?: 'open' | 'closed'
+  /** null clears it */
+  description?: string | null
 }
 
 const ISSUE_COLUMNS = ['id', 'repo_id', 'number', 'title', 'state', 'estimate', 'is_epic', 'milestone_number'] as const
@@ -141,7 +143,7 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
 
     async milestones (repoId: number): Promise<Array<Milestone & { start_date: string | null }>> {
       await requireRepository(repoId)
-      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'start_date', 'due_on', 'state']).where('repo_id', '=', repoId).orderBy('number').execute()
+      const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'start_date', 'due_on', 'state']).where('repo_id', '=', repoId).orderBy('number').execute()
       return rows.map((m) => ({ ...m, repo_id: Number(m.repo_id), number: Number(m.number) }))
     },
 
@@ -275,22 +277,37 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
       await requireRepository(repoId)
       const dueOn = fields.due_on === undefined || fields.due_on === null ? null : dueDate(fields.due_on)
       const state = fields.state ?? 'open'
-      const inserted = await db.insertInto('milestones').values({ repo_id: repoId, number, title, start_date: null, due_on: dueOn, state })
+      const description = fields.description ?? null
+      const inserted = await db.insertInto('milestones').values({ repo_id: repoId, number, title, description, start_date: null, due_on: dueOn, state })
         .onConflict((oc) => oc.columns(['repo_id', 'number']).doNothing()).returning('number').executeTakeFirst()
       if (inserted === undefined) throw new Conflict(`milestone ${number} already exists in repository ${repoId}`)
-      return { repo_id: repoId, number, title, due_on: dueOn, state }
+      return { repo_id: repoId, number, title, description, due_on: dueOn, state }
     },
 
     /** Retitles a milestone, sets or clears its due date, closes or reopens it. */
     async updateMilestone (repoId: number, number: number, fields: MilestoneFields): Promise<Milestone> {
       await requireRepository(repoId)
-      const set: { title?: string, due_on?: string | null, state?: 'open' | 'closed' } = {}
+      const set: { title?: string, description?: string | null, due_on?: string | null, state?: 'open' | 'closed' } = {}
       if (fields.title !== undefined) set.title = fields.title
+      if (fields.description !== undefined) set.description = fields.description
       if (fields.due_on !== undefined) set.due_on = fields.due_on === null ? null : dueDate(fields.due_on)
       if (fields.state !== undefined) set.state = fields.state
       if (Object.keys(set).length > 0) await db.updateTable('milestones').set(set).where('repo_id', '=', repoId).where('number', '=', number).execute()
-      const row = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'due_on', 'state']).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+      const row = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'due_on', 'state']).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
       if (row === undefined) throw new NotFound(`milestone ${number} not found in repository ${repoId}`)
+      return { ...row, repo_id: Number(row.repo_id), number: Number(row.number) }
+    },
+
+    /** Deletes a milestone: its issues have none from now on (each change in the milestone history the burndown reads). */
+    async deleteMilestone (repoId: number, number: number): Promise<Milestone> {
+      await requireRepository(repoId)
+      const row = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'due_on', 'state']).where('repo_id', '=', repoId).where('number', '=', number).executeTakeFirst()
+      if (row === undefined) throw new NotFound(`milestone ${number} not found in repository ${repoId}`)
+      const issues = await db.selectFrom('issues').select('id').where('repo_id', '=', repoId).where('milestone_number', '=', number).execute()
+      const now = nowIso()
+      for (const issue of issues) await recordMilestone(db, Number(issue.id), repoId, null, now)
+      await db.updateTable('issues').set({ milestone_number: null }).where('repo_id', '=', repoId).where('milestone_number', '=', number).execute()
+      await db.deleteFrom('milestones').where('repo_id', '=', repoId).where('number', '=', number).execute()
       return { ...row, repo_id: Number(row.repo_id), number: Number(row.number) }
     }
   }

@@ -42,6 +42,8 @@ export interface Database extends ChatBotTables {
   host_identities: HostIdentitiesTable
   identity_permissions: IdentityPermissionsTable
   issue_labels: IssueLabelsTable
+  repository_labels: RepositoryLabelsTable
+  zenhub_labels: ZenhubLabelsTable
   issue_assignees: IssueAssigneesTable
   host_writes: HostWritesTable
   connection_accounts: ConnectionAccountsTable
@@ -129,6 +131,7 @@ export interface MilestonesTable {
   due_on: Generated<string | null>
   state: Generated<'open' | 'closed'>
   host_updated_at: Generated<string | null>
+  description: Generated<string | null>
 }
 /** seq breaks ties between workspaces created in the same millisecond: age is (created_at, seq) */
 export interface WorkspacesTable { seq: Generated<number>, id: string, name: string, description: string | null, created_at: string }
@@ -420,6 +423,10 @@ export interface HostIdentitiesTable {
 /** The permission the host gives an identity; it applies to the linked user, when there is one. */
 export interface IdentityPermissionsTable { connection_id: string, platform_user_id: number, repo_id: number, level: number }
 export interface IssueLabelsTable { issue_id: number, name: string, color: string | null }
+/** A repository's label made here (issues wear theirs in issue_labels). */
+export interface RepositoryLabelsTable { repo_id: number, name: string, color: string | null, description: string | null, created_at: string }
+/** The organization's labels (the hosted service's ZenhubLabel). */
+export interface ZenhubLabelsTable { name: string, color: string | null, description: string | null, created_at: string }
 export interface IssueAssigneesTable { issue_id: number, login: string, avatar_url: string | null }
 /** One row per issue whose labels the host should be told: the wanted labels are read when it is sent. */
 export interface HostWritesTable {

@@ -299,6 +299,25 @@ export function createSprintsRepository (db: Executor, events?: DomainEvents) {
     get: async (id: string, canRead: (repoId: number) => boolean, now: number): Promise<Sprint> =>
       (await withTotals(db, [await requireSprint(db, id)], canRead, now))[0],
 
+    /**
+     * Ends sprint planning: what is due under the plan is settled first (a sprint past its end
+     * closes as usual), then the plan and every sprint that has not ended (active or future, their
+     * issues and events with them) are deleted. Ended sprints stay. Returns how many were deleted.
+     */
+    async deleteConfigAndOpenSprints (workspaceId: string, now: number): Promise<number> {
+      return await writeTransaction(db, async (trx) => {
+        await settleIn(trx, workspaceId, now)
+        const open = (await trx.selectFrom('sprints').select('id').where('workspace_id', '=', workspaceId).where('ended', '=', 0).execute()).map((r) => r.id)
+        if (open.length > 0) {
+          await trx.deleteFrom('sprint_events').where('sprint_id', 'in', open).execute()
+          await trx.deleteFrom('sprint_issues').where('sprint_id', 'in', open).execute()
+          await trx.deleteFrom('sprints').where('id', 'in', open).execute()
+        }
+        await trx.deleteFrom('sprint_configs').where('workspace_id', '=', workspaceId).execute()
+        return open.length
+      })
+    },
+
     /** Gives a sprint a name of its own (a later re-plan keeps it); the caller checked the permission. */
     async rename (id: string, name: string): Promise<void> {
       const trimmed = name.trim()

@@ -15,6 +15,7 @@ import { createIssuesRepository } from './issues.js'
 import { migrate } from './engine/migrations/index.js'
 import { checkSecretKey, sealStoredSecrets } from './sealed-secrets.js'
 import { createMilestonesRepository } from './milestones.js'
+import { createLabelsRepository } from './labels.js'
 import { createPipelineRemoval } from './pipeline-removal.js'
 import { createOidcIdentitiesRepository } from './sign-in/oidc-identities.js'
 import { createReleasesRepository } from './releases.js'
@@ -52,6 +53,7 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     priorities: createPrioritiesRepository(db),
     prConnections: createPrConnectionsRepository(db),
     milestones: createMilestonesRepository(db),
+    labels: createLabelsRepository(db),
     dependencies: createDependenciesRepository(db, events),
     releases: createReleasesRepository(db, events),
     sprints: createSprintsRepository(db, events),

@@ -51,6 +51,8 @@ const ACTIONS: Record<string, string> = {
   'POST /repositories/:repo_id/issues': 'issue.created',
   'PATCH /repositories/:repo_id/issues/:number': 'issue.updated',
   'POST /repositories/:repo_id/milestones': 'milestone.created',
+  'PATCH /repositories/:repo_id/milestones/:number': 'milestone.updated',
+  'DELETE /repositories/:repo_id/milestones/:number': 'milestone.deleted',
   'POST /workspaces': 'workspace.created',
   'PATCH /workspaces/:workspace_id': 'workspace.updated',
   'DELETE /workspaces/:workspace_id/pipelines/:pipeline_id': 'pipeline.deleted',
@@ -231,6 +233,10 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   fastify.patch('/repositories/:repo_id/milestones/:number', {
     schema: { tags, summary: 'Retitle a milestone, set or clear its due date, close or reopen it', params: MilestoneNumberParams, body: UpdateMilestoneBody, response: { 200: AdminMilestone, ...errors } }
   }, async (request) => await admin.updateMilestone(request.params.repo_id, request.params.number, request.body))
+
+  fastify.delete('/repositories/:repo_id/milestones/:number', {
+    schema: { tags, summary: 'Delete a milestone (its issues have none from then on)', params: MilestoneNumberParams, response: { 200: AdminMilestone, ...errors } }
+  }, async (request) => await admin.deleteMilestone(request.params.repo_id, request.params.number))
 
   fastify.post('/workspaces', {
     schema: { tags, summary: 'Create a workspace with its repositories and pipelines', body: CreateWorkspaceBody, response: { 201: AdminWorkspace, ...errors } }

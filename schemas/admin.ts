@@ -68,14 +68,18 @@ export const UpdateIssueBody = Type.Object({
 const DueOn = Type.Union([Type.String({ minLength: 10, maxLength: 40 }), Type.Null()], {
   description: 'ISO 8601 date-time or date (a date is 00:00 UTC, as the issue hosts send them); null: none'
 })
+/** A milestone's description, as the issue hosts keep it (Markdown). */
+export const MilestoneDescription = Type.String({ maxLength: 2000 })
 export const CreateMilestoneBody = Type.Object({
   number: PositiveInt,
   title: Type.String({ minLength: 1, maxLength: 500 }),
+  description: Type.Optional(Type.Union([MilestoneDescription, Type.Null()])),
   due_on: Type.Optional(DueOn),
   state: Type.Optional(IssueState)
 }, { additionalProperties: false })
 export const UpdateMilestoneBody = Type.Object({
   title: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  description: Type.Optional(Type.Union([MilestoneDescription, Type.Null()], { description: 'null clears it' })),
   due_on: Type.Optional(DueOn),
   state: Type.Optional(IssueState)
 }, { additionalProperties: false, minProperties: 1 })
@@ -84,6 +88,7 @@ export const AdminMilestone = Type.Object({
   repo_id: Type.Integer(),
   number: Type.Integer(),
   title: Type.String(),
+  description: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   due_on: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   state: Type.Optional(Type.String())
 })

@@ -16,6 +16,11 @@ const PipelineSpec = Type.Union([
 ])
 const CalendarDate = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' })
 const SprintId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })
+const FixtureLabel = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 50 }),
+  color: Type.String({ pattern: '^#?[0-9A-Fa-f]{6}$' }),
+  description: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()]))
+}, { additionalProperties: false })
 
 /** The fixture format (docs/operations.md, "Fixtures") (SEED_FILE, the demo, POST /admin/import, tests). */
 export const Fixture = Type.Object({
@@ -31,12 +36,14 @@ export const Fixture = Type.Object({
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }),
     html_url: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     placeholder: Type.Optional(Type.Boolean({ description: 'made by a hosted import for an id not known here yet' })),
-    permissions: Type.Optional(Type.Record(Type.String(), PermissionName))
+    permissions: Type.Optional(Type.Record(Type.String(), PermissionName)),
+    labels: Type.Optional(Type.Array(FixtureLabel, { maxItems: 1000, description: 'labels made here (GraphQL createGithubLabel); issues carry the labels they wear' }))
   }, { additionalProperties: false }))),
   milestones: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,
     number: PositiveInt,
     title: Type.String({ minLength: 1, maxLength: 500 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
     start_date: Type.Optional(Type.String({ format: 'date-time' })),
     due_on: Type.Optional(Type.Union([Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601 date-time or YYYY-MM-DD' }), Type.Null()])),
     state: Type.Optional(IssueState)
@@ -177,6 +184,7 @@ export const Fixture = Type.Object({
       added_at: Type.Optional(DateTime)
     }, { additionalProperties: false }), { maxItems: 100_000 })
   }, { additionalProperties: false, description: 'epics that are not issues (ZenhubEpic), each of one workspace, with their issues' }), { maxItems: 100_000 })),
+  zenhub_labels: Type.Optional(Type.Array(FixtureLabel, { maxItems: 10_000, description: 'the organization\'s labels (GraphQL ZenhubLabel)' })),
   chat: Type.Optional(Type.Object({
     broadcaster: Type.Optional(Login),
     moderators: Type.Optional(Type.Array(Login))

@@ -82,6 +82,8 @@ export function createAdminOperations (store: PlanningStore) {
       await tx(async (s) => await s.repositories.createMilestone(repoId, number, title, fields)),
     updateMilestone: async (repoId: number, number: number, fields: MilestoneFields) =>
       await tx(async (s) => await s.repositories.updateMilestone(repoId, number, fields)),
+    deleteMilestone: async (repoId: number, number: number) =>
+      await tx(async (s) => await s.repositories.deleteMilestone(repoId, number)),
     createWorkspace: async (input: NewWorkspace) => await tx(async (s) => await s.workspaces.create(input)),
     updateWorkspace: async (id: string, change: WorkspaceChange) => await tx(async (s) => await s.workspaces.update(id, change)),
     /** Deletes a pipeline, its issues moved to the end of another pipeline of the workspace first. */

@@ -94,10 +94,11 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
     for (const [login, permission] of Object.entries(r.permissions ?? {})) {
       await tx.users.setPermission(await userId(login, `repositories[${i}].permissions`), r.id, permission as PermissionName)
     }
+    for (const [j, label] of (r.labels ?? []).entries()) await at(`repositories[${i}].labels[${j}]`, async () => { await tx.labels.createRepositoryLabel(r.id, label) })
   }
   for (const [i, m] of (fixture.milestones ?? []).entries()) {
     await at(`milestones[${i}]`, async () => {
-      await tx.repositories.createMilestone(m.repo_id, m.number, m.title, { due_on: m.due_on, state: m.state })
+      await tx.repositories.createMilestone(m.repo_id, m.number, m.title, { due_on: m.due_on, state: m.state, description: m.description })
       if (m.start_date !== undefined) await tx.milestones.setStartDate(m.repo_id, m.number, m.start_date)
     })
   }
@@ -212,6 +213,7 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
     })
   }
   if ((fixture.zenhub_epics ?? []).some((epic) => epic.id !== undefined)) await restore.continueZenhubEpicIds()
+  for (const [i, label] of (fixture.zenhub_labels ?? []).entries()) await at(`zenhub_labels[${i}]`, async () => { await tx.labels.createOrganizationLabel(label) })
   // Last: the writes above note planning changes of their own.
   for (const issue of fixture.issues ?? []) {
     if (issue.planning_changed_at === undefined) continue

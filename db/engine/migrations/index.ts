@@ -23,6 +23,7 @@ import { stableIdsMigration } from './stable-ids.js'
 import { keyCheckMigration } from './key-check.js'
 import { issueBodyMigration } from './issue-body.js'
 import { zenhubEpicsMigration } from './zenhub-epics.js'
+import { labelsMigration } from './labels.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -54,7 +55,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '024-key-check': keyCheckMigration(),
     '025-issue-body': issueBodyMigration(),
     '026-zenhub-epics': zenhubEpicsMigration(engine),
-    '028-priorities': prioritiesMigration(engine)
+    '028-priorities': prioritiesMigration(engine),
+    '030-labels': labelsMigration(engine)
   }
 }
 

@@ -114,7 +114,15 @@ async function assignableOn (ctx: Ctx, repoIds: number[]) {
 
 const epicObject = (row: IssueNode) => ({ __typename: 'Epic' as const, issue: issueObject(row) })
 type EpicObject = ReturnType<typeof epicObject>
-const labelObject = (row: { name: string, color: string | null }) => ({ __typename: 'ZenhubLabel' as const, name: row.name, color: row.color })
+const labelObject = (row: { name: string, color: string | null, description?: string | null }) => ({ __typename: 'ZenhubLabel' as const, name: row.name, color: row.color, description: row.description ?? null })
+
+/** The labels a workspace view shows: the organization's, then those of the repositories not among them (by name, any case). */
+async function zenhubLabelsOf (ctx: Ctx, repoIds: number[]) {
+  const [own, worn] = await Promise.all([ctx.reads.organizationLabels(), ctx.reads.labelsIn(repoIds)])
+  const taken = new Set(own.map((l) => l.name.toLowerCase()))
+  const all = [...own, ...byName(worn).filter((l) => !taken.has(l.name.toLowerCase()))]
+  return all.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).map(labelObject)
+}
 type ReleaseRow = Awaited<ReturnType<Ctx['reads']['releasesOf']>>[number]
 const releaseObject = (row: ReleaseRow) => ({ __typename: 'Release' as const, ...row })
 
@@ -167,8 +175,7 @@ async function nodeOf (ctx: Ctx, id: string): Promise<unknown> {
       return row !== undefined && row.is_epic === 1 && ctx.readable.has(row.repo_id) ? epicObject(row) : null
     }
     case 'ZenhubLabel': {
-      const label = (await ctx.reads.labelsIn([...ctx.readable])).find((l) => l.name === key)
-      return label === undefined ? null : labelObject(label)
+      return (await zenhubLabelsOf(ctx, [...ctx.readable])).find((l) => l.name === key) ?? null
     }
     case 'ZenhubUser': return key === ctx.user.id ? viewerObject(ctx) : null
     case 'ZenhubOrganization': return key === 1 ? ORGANIZATION : null
@@ -290,7 +297,7 @@ export const typeResolvers = {
     },
     zenhubLabels: async (w: WorkspaceObject, args: PageArgs & { query?: string | null }, ctx: Ctx) => {
       const repoIds = await readableIn(ctx, w.id)
-      const labels = byName(await ctx.reads.labelsIn(repoIds)).filter((l) => contains(l.name, args.query)).map(labelObject)
+      const labels = (await zenhubLabelsOf(ctx, repoIds)).filter((l) => contains(l.name, args.query))
       return listConnection(labels, (l) => l.name, args)
     },
     zenhubUsers: async (w: WorkspaceObject, args: PageArgs & { query?: string | null }, ctx: Ctx) => {

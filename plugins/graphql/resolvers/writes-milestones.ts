@@ -1,6 +1,7 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
 import { milestoneKey, numberKey } from '../ids.js'
 import { echo, eachIssue, mayWrite, writableIssues, type Ctx, type Input, type Target } from './write-access.js'
+import { recordAudit, requireAdministrator } from './admin-writes.js'
 
 export type MilestoneState = 'OPEN' | 'CLOSED'
 export interface MilestoneInput { title?: string | null, description?: string | null, dueOn?: string | null, startDate?: string | null }
@@ -27,14 +28,20 @@ function titleOf (title: string): string {
   return trimmed
 }
 
-function noDescription (input: MilestoneInput): void {
-  if (input.description != null) throw new Invalid('description: milestone descriptions are not kept here')
+function descriptionOf (input: MilestoneInput): string | null | undefined {
+  if (input.description === undefined) return undefined
+  const text = input.description?.trim() ?? ''
+  if (text.length > 2000) throw new Invalid('description must have at most 2000 characters')
+  return text === '' ? null : text
 }
 
-/** The milestone's repository with `level` on it (NOT_FOUND without read access), and not bound to an issue host. */
-async function milestoneRepo (ctx: Ctx, repoId: number, id: string, level: 'write' | 'admin'): Promise<void> {
+/**
+ * The admin API's milestone writes' rule: a server administrator (who reads the repository here:
+ * NOT_FOUND otherwise), on a repository not bound to an issue host.
+ */
+async function milestoneRepo (ctx: Ctx, repoId: number, id: string): Promise<void> {
   if (!ctx.readable.has(repoId)) throw new NotFound(`${id} not found`)
-  await ctx.auth.requireAccess(ctx.request, repoId, level)
+  await requireAdministrator(ctx, 'milestones')
   await refuseHostBound(ctx, repoId)
 }
 
@@ -48,8 +55,8 @@ async function setIssuesMilestone (ctx: Ctx, targets: Target[], milestone: { rep
 }
 
 /**
- * Milestones: the admin API's milestone writes (POST, PATCH /admin/repositories/:id/milestones…)
- * with admin permission on the repository, their start dates (POST /p1/…/milestones/:n/start_date),
+ * Milestones: the admin API's milestone writes (POST, PATCH, DELETE /admin/repositories/:id/milestones…)
+ * by server administrators, audited as there, their start dates (POST /p1/…/milestones/:n/start_date),
  * and an issue's milestone (PATCH /admin/repositories/:id/issues/:n) with write permission.
  */
 export const milestoneWrites = {
@@ -65,13 +72,14 @@ export const milestoneWrites = {
   async createMilestone (_: unknown, { input }: { input: Input & MilestoneInput & { repositoryId: string, title: string } }, ctx: Ctx) {
     mayWrite(ctx)
     const repoId = numberKey(input.repositoryId, 'Repository')
-    await milestoneRepo(ctx, repoId, `repository ${input.repositoryId}`, 'admin')
+    await milestoneRepo(ctx, repoId, `repository ${input.repositoryId}`)
     const title = titleOf(input.title)
-    noDescription(input)
+    const description = descriptionOf(input) ?? null
     const number = await ctx.store.transaction(async (s) => {
       const next = await s.repositories.nextMilestoneNumber(repoId)
-      await s.repositories.createMilestone(repoId, next, title, input.dueOn == null ? {} : { due_on: input.dueOn })
+      await s.repositories.createMilestone(repoId, next, title, { description, ...(input.dueOn == null ? {} : { due_on: input.dueOn }) })
       if (input.startDate != null) await s.milestones.setStartDate(repoId, next, input.startDate)
+      await recordAudit(s, ctx, 'milestone.created', `repository:${repoId}`, { number: next, title })
       return next
     })
     return { ...echo(input), milestone: await milestoneRow(ctx, repoId, number, input.repositoryId) }
@@ -82,18 +90,33 @@ export const milestoneWrites = {
     if (input.milestoneId == null) throw new Invalid('milestoneId is required: updating every milestone of a workspace by title is not offered')
     if (input.updateAllInWorkspaceId != null) throw new Invalid('updateAllInWorkspaceId: updating every milestone of a workspace by title is not offered')
     const { repoId, number } = milestoneKey(input.milestoneId)
-    await milestoneRepo(ctx, repoId, `milestone ${input.milestoneId}`, 'admin')
+    await milestoneRepo(ctx, repoId, `milestone ${input.milestoneId}`)
     const title = input.title == null ? undefined : titleOf(input.title)
-    noDescription(input)
+    const description = descriptionOf(input)
     await ctx.store.transaction(async (s) => {
       await s.repositories.updateMilestone(repoId, number, {
         ...(title === undefined ? {} : { title }),
+        ...(description === undefined ? {} : { description }),
         ...(input.state == null ? {} : { state: stateOf(input.state) }),
         ...(input.dueOn === undefined ? {} : { due_on: input.dueOn })
       })
       if (input.startDate !== undefined) await s.milestones.setStartDate(repoId, number, input.startDate)
+      await recordAudit(s, ctx, 'milestone.updated', `repository:${repoId}`, { number, ...(title === undefined ? {} : { title }), ...(input.state == null ? {} : { state: input.state }) })
     })
     return { ...echo(input), milestone: await milestoneRow(ctx, repoId, number, input.milestoneId) }
+  },
+
+  async deleteMilestone (_: unknown, { input }: { input: Input & { milestoneId: string, updateAllInWorkspaceId?: string | null } }, ctx: Ctx) {
+    mayWrite(ctx)
+    if (input.updateAllInWorkspaceId != null) throw new Invalid('updateAllInWorkspaceId: deleting every milestone of a workspace by title is not offered')
+    const { repoId, number } = milestoneKey(input.milestoneId)
+    await milestoneRepo(ctx, repoId, `milestone ${input.milestoneId}`)
+    const milestone = await milestoneRow(ctx, repoId, number, input.milestoneId)
+    await ctx.store.transaction(async (s) => {
+      await s.repositories.deleteMilestone(repoId, number)
+      await recordAudit(s, ctx, 'milestone.deleted', `repository:${repoId}`, { number, title: milestone.title })
+    })
+    return { ...echo(input), milestone }
   },
 
   async addMilestoneToIssues (_: unknown, { input }: { input: Input & { issueIds: string[], milestoneId: string } }, ctx: Ctx) {

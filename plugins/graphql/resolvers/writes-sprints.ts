@@ -2,7 +2,7 @@ import { Invalid } from '../../../db/errors.js'
 import { requireAdminOfAll, visibleSprint, visibleWorkspace } from '../../../db/workspace-access.js'
 import type { SprintConfig } from '../../../db/sprints.js'
 import { encodeId, textKey } from '../ids.js'
-import { issueObject, sprintObject } from './objects.js'
+import { issueObject, sprintObject, workspaceObject } from './objects.js'
 import { echo, mayWrite, writableIssues, type Ctx, type Input } from './write-access.js'
 
 export interface SprintIssues { issueIds: string[], sprintIds: string[] }
@@ -95,6 +95,16 @@ export const sprintWrites = {
     if (input.name != null) await ctx.store.sprints.rename(id, input.name)
     const sprint = await ctx.store.sprints.get(id, (repoId) => ctx.readable.has(repoId), ctx.now())
     return { ...echo(input), sprint: sprintObject(sprint) }
+  },
+
+  /** No REST twin: the plan's permission (admin on every repository of the workspace, as PUT …/sprint_config). */
+  async deleteSprintConfigAndOpenSprints (_: unknown, { input }: { input: Input & { workspaceId: string } }, ctx: Ctx) {
+    mayWrite(ctx)
+    const workspace = await visibleWorkspace(ctx.store.workspaces, input.workspaceId, ctx.readable)
+    await requireAdminOfAll(ctx.store.users, ctx.user.id, workspace.repositories)
+    await ctx.store.sprints.deleteConfigAndOpenSprints(input.workspaceId, ctx.now())
+    const [row] = await ctx.reads.workspacesByIds([input.workspaceId])
+    return { ...echo(input), workspace: workspaceObject(row) }
   },
 
   async createSprintConfig (_: unknown, { input }: { input: Input & { sprintConfig: NewSprintConfig } }, ctx: Ctx) {

@@ -12,6 +12,8 @@ import { milestoneWrites } from './writes-milestones.js'
 import { zenhubEpicWrites } from './zenhub-epics.js'
 import { priorityWrites } from './priorities.js'
 import { prConnectionWrites } from './pr-connections.js'
+import { labelDefinitionWrites } from './writes-label-definitions.js'
+import { workspaceWrites } from './writes-workspaces.js'
 import { pipelineFor } from './visibility.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
@@ -109,5 +111,7 @@ export const mutationResolvers = {
   ...milestoneWrites,
   ...zenhubEpicWrites,
   ...priorityWrites,
-  ...prConnectionWrites
+  ...prConnectionWrites,
+  ...labelDefinitionWrites,
+  ...workspaceWrites
 }
