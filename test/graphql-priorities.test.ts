@@ -187,3 +187,18 @@ t.test('a page of 100 issues with priorities and connected pull requests costs a
   t.ok(large.issues > small.issues * 5 && large.prioritized > small.prioritized * 5, `${small.issues} then ${large.issues} issues`)
   t.equal(large.statements, small.statements, `${large.statements} statements either way`)
 })
+
+t.test('migration 028 gives the workspaces already there the default priorities', { skip: process.env.TEST_DATABASE_URL !== undefined && 'run on SQLite' }, async (t) => {
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(':memory:')
+  t.teardown(() => db.close())
+  const before = await build(t, { database: db })
+  await before.close()
+  // As a database from before 028: the workspaces are there, their priorities not.
+  db.exec('DROP TABLE issue_pr_connections; DROP TABLE issue_priorities; DROP TABLE priorities')
+  db.prepare('DELETE FROM kysely_migration WHERE name = ?').run('028-priorities')
+  const after = await build(t, { database: db, fixture: null })
+  const rows = db.prepare('SELECT workspace_id, name FROM priorities ORDER BY workspace_id, position').all() as Array<{ workspace_id: string, name: string }>
+  t.same(rows.map((r) => `${r.workspace_id} ${r.name}`), [WS_OLD, WS_NEW].sort().flatMap((ws) => ['High', 'Medium', 'Low'].map((p) => `${ws} ${p} priority`)))
+  t.equal((await gql(after, 'alice', GET_PRIORITIES, { workspaceId: WS_OLD })).data.workspace.prioritiesConnection.nodes.length, 3)
+})
