@@ -367,6 +367,19 @@ export function createGraphReads (db: Executor) {
     async usersByIds (ids: readonly number[]) {
       if (ids.length === 0) return []
       return (await db.selectFrom('users').select(['id', 'login', 'email', 'created_at']).where('id', 'in', [...ids]).execute()).map((r) => ({ ...r, id: Number(r.id) }))
+    },
+    /**
+     * Each pipeline's issue-host label, and whether it is written anywhere: its workspace holds a
+     * repository bound to a connection with a token (the outbox's condition, db/issue-host/host-writes.ts).
+     */
+    async pipelineLabelsOf (ids: readonly string[]) {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('pipelines as p').innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+        .select(['p.id', 'p.host_label', 'w.created_at'])
+        .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as wr').innerJoin('repositories as r', 'r.id', 'wr.repo_id')
+          .innerJoin('connections as c', 'c.id', 'r.connection_id').select('wr.repo_id')
+          .whereRef('wr.workspace_id', '=', 'p.workspace_id').where('c.token', 'is not', null)).as('writes_back'))
+        .where('p.id', 'in', [...ids]).execute()).map((r) => ({ ...r, writes_back: Boolean(r.writes_back) }))
     }
   }
 }

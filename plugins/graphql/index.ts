@@ -18,6 +18,8 @@ import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { planningReads } from './resolvers/reads-planning.js'
 import { mutationResolvers } from './resolvers/writes.js'
 import { zenhubEpicLoaders, zenhubEpicTypeResolvers } from './resolvers/zenhub-epics.js'
+import { pipelineAutomationLoaders, pipelineAutomationResolvers } from './resolvers/pipeline-automations.js'
+import { dependencyItemLoaders } from './resolvers/dependency-items.js'
 import { priorityLoaders, priorityTypeResolvers } from './resolvers/priorities.js'
 import { prConnectionLoaders } from './resolvers/pr-connections.js'
 
@@ -66,9 +68,9 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
     resolvers: {
       Query: queryResolvers,
       Mutation: mutations,
-      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers)
+      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers, pipelineAutomationResolvers)
     } as never,
-    loaders: withMore(loaders, zenhubEpicLoaders, clientFieldLoaders, priorityLoaders, prConnectionLoaders) as never,
+    loaders: withMore(loaders, zenhubEpicLoaders, clientFieldLoaders, priorityLoaders, prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders) as never,
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,

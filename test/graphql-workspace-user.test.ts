@@ -1,0 +1,95 @@
+import t from 'tap'
+import { build, buildWithSql, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, P } from './helper.js'
+import { encodeId } from '../plugins/graphql/ids.js'
+import { gql, type Gql } from './gql.js'
+
+// One app for most of the file; the tests run in order and build on each other.
+const { app, sql } = await buildWithSql(t)
+const code = (r: Gql) => r.errors?.[0]?.extensions.code
+const issueId = async (repo: number, n: number): Promise<string> => (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${repo}, issueNumber: ${n}) { id } }`)).data.issueByInfo.id
+const ITEM = '__typename ... on Issue { id number title state repository { name ownerName } } ... on ZenhubEpic { id title epicState: state }'
+const depend = async (blocking: [number, number], blocked: [number, number]) => {
+  const res = await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: { blocking: { repo_id: blocking[0], issue_number: blocking[1] }, blocked: { repo_id: blocked[0], issue_number: blocked[1] } } })
+  if (res.statusCode >= 300) throw new Error(res.body)
+}
+
+t.test('blockingItems and blockedItems: the dependencies of db/dependencies.ts, readable ends only, filtered by state', async (t) => {
+  await depend([REPO, 1], [REPO, 2])
+  await depend([REPO, 7], [REPO, 2])
+  await depend([PRIVATE_REPO, 1], [REPO, 2])
+  await depend([REPO, 2], [OTHER_REPO, 1])
+  const byInfo = (login: 'alice' | 'bob' | 'carol', field: string, n = 2, filter = '') => gql(app, login,
+    `query GetIssueBlockers { issueByInfo(repositoryGhId: ${REPO}, issueNumber: ${n}) { number ${field}(first: 50${filter}) { totalCount nodes { ${ITEM} } } } }`)
+  const alice = await byInfo('alice', 'blockingItems')
+  t.same(alice.data.issueByInfo.blockingItems.nodes.map((i: any) => [i.__typename, i.repository.name, i.number, i.state]),
+    [['Issue', 'api', 1, 'OPEN'], ['Issue', 'api', 7, 'CLOSED'], ['Issue', 'secret', 1, 'OPEN']], 'oldest first, closed ones too')
+  t.same((await byInfo('carol', 'blockingItems')).data.issueByInfo.blockingItems,
+    { totalCount: 2, nodes: [{ __typename: 'Issue', id: await issueId(REPO, 1), number: 1, title: 'Issue 1', state: 'OPEN', repository: { name: 'api', ownerName: 'acme' } },
+      { __typename: 'Issue', id: await issueId(REPO, 7), number: 7, title: 'Closed one', state: 'CLOSED', repository: { name: 'api', ownerName: 'acme' } }] },
+    'an end the viewer cannot read is left out, without a trace in the count')
+  t.same((await byInfo('alice', 'blockingItems', 2, ', filters: { state: { eq: CLOSED } }')).data.issueByInfo.blockingItems.nodes.map((i: any) => i.number), [7])
+  t.same((await byInfo('alice', 'blockingItems', 2, ', filters: { state: { eq: OPEN } }')).data.issueByInfo.blockingItems.totalCount, 2)
+  t.same((await byInfo('alice', 'blockedItems')).data.issueByInfo.blockedItems.nodes.map((i: any) => [i.repository.name, i.number]), [['web', 1]])
+  t.same((await byInfo('carol', 'blockedItems')).data.issueByInfo.blockedItems, { totalCount: 0, nodes: [] }, 'carol cannot read web')
+  t.same((await byInfo('alice', 'blockedItems', 1)).data.issueByInfo.blockedItems.nodes.map((i: any) => i.number), [2])
+
+  const byNode = await gql(app, 'bob', `query GetIssueBlockingByNode($id: ID!) { node(id: $id) { ... on Issue { number blockedItems(first: 50) { nodes { ${ITEM} } } blockingItems(first: 1) { totalCount pageInfo { hasNextPage } nodes { ... on Issue { number } } } } } }`,
+    { id: await issueId(REPO, 2) })
+  t.same(byNode.data.node, { number: 2, blockedItems: { nodes: [{ __typename: 'Issue', id: await issueId(OTHER_REPO, 1), number: 1, title: 'Web 1', state: 'OPEN', repository: { name: 'web', ownerName: 'acme' } }] },
+    blockingItems: { totalCount: 2, pageInfo: { hasNextPage: true }, nodes: [{ number: 1 }] } })
+  const hidden = await gql(app, 'carol', 'query($id: ID!) { node(id: $id) { ... on Issue { blockingItems { totalCount } } } }', { id: await issueId(PRIVATE_REPO, 1) })
+  t.equal(hidden.data.node, null, 'an issue the viewer cannot read: null, nothing of its dependencies')
+  const notFound = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${PRIVATE_REPO}, issueNumber: 1) { blockingItems { totalCount } } }`)
+  t.equal(code(notFound), 'NOT_FOUND')
+})
+
+t.test('a page of issues with their blocking and blocked items costs a fixed number of statements', { skip: process.env.TEST_DATABASE_URL !== undefined && 'counted on SQLite' }, async (t) => {
+  const { default: Database } = await import('better-sqlite3')
+  const executed: string[] = []
+  const db = new Database(':memory:', { verbose: (text) => executed.push(String(text)) })
+  const counted = await build(t, { database: db })
+  t.teardown(() => db.close())
+  const q = `{ searchIssuesByPipeline(pipelineId: "${P.todo}", filters: {}, first: 100) { nodes { number blockingItems { totalCount nodes { ${ITEM} } } blockedItems { nodes { ${ITEM} } } } } }`
+  const count = async () => {
+    await gql(counted, 'alice', '{ viewer { id } }')
+    executed.length = 0
+    const res = await gql(counted, 'alice', q)
+    t.notOk(res.errors)
+    return { statements: executed.length, issues: res.data.searchIssuesByPipeline.nodes.length }
+  }
+  await counted.as('alice', { method: 'POST', url: '/p1/dependencies', payload: { blocking: { repo_id: REPO, issue_number: 1 }, blocked: { repo_id: REPO, issue_number: 2 } } })
+  const small = await count()
+  for (let n = 100; n < 160; n++) {
+    await counted.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `n${n}` } })
+    await counted.as('alice', { method: 'POST', url: '/p1/dependencies', payload: { blocking: { repo_id: REPO, issue_number: n }, blocked: { repo_id: REPO, issue_number: 1 + n % 6 } } })
+  }
+  const large = await count()
+  t.ok(large.issues > small.issues * 5, `${small.issues} then ${large.issues} issues`)
+  t.equal(large.statements, small.statements, `${large.statements} statements either way`)
+})
+
+t.test('pipelineConfiguration: the issue-host label written on entering, only where some repository writes back; no pipeline-to-pipeline automations', async (t) => {
+  const doc = (name: string) => `query ${name}($workspaceId: ID!) { workspace(id: $workspaceId) { pipelinesConnection(first: 50) { nodes { id name
+    pipelineConfiguration { id createdAt pipelineAutomations(first: 50) { totalCount nodes { id elementDetails createdAt updatedAt } } }
+    pipelineToPipelineAutomationSources(first: 50) { totalCount nodes { id destinationPipeline { id name } createdAt } }
+    pipelineToPipelineAutomationDestinations(first: 50) { totalCount nodes { id sourcePipeline { id name } createdAt } } } } } }`
+  const none = (await gql(app, 'carol', doc('PipelineAutomations'), { workspaceId: WS_OLD })).data.workspace.pipelinesConnection.nodes
+  t.equal(none.length, 3)
+  for (const p of none) {
+    t.same(p.pipelineConfiguration.pipelineAutomations, { totalCount: 0, nodes: [] })
+    t.same(p.pipelineToPipelineAutomationSources, { totalCount: 0, nodes: [] })
+    t.same(p.pipelineToPipelineAutomationDestinations, { totalCount: 0, nodes: [] })
+  }
+  t.equal(none[0].pipelineConfiguration.id, encodeId('PipelineConfiguration', P.todo))
+  const labelled = await app.admin({ method: 'PATCH', url: `/admin/workspaces/${WS_OLD}/pipelines/${P.doing}`, payload: { host_label: 'status: doing' } })
+  t.ok(labelled.statusCode < 300, labelled.body)
+  const unsynced = (await gql(app, 'carol', doc('Unsynced'), { workspaceId: WS_OLD })).data.workspace.pipelinesConnection.nodes
+  t.same(unsynced[1].pipelineConfiguration.pipelineAutomations.totalCount, 0, 'a label no repository writes back does nothing: not listed')
+  await sql("INSERT INTO connections (id, kind, web_url, api_url, secret, token, created_at) VALUES ('cccccccccccccccccccccccc', 'github', 'https://github.com', 'https://api.github.com', 'secret', 'ghp_x', '2026-01-01T00:00:00Z')")
+  await sql('UPDATE repositories SET connection_id = ? WHERE id = ?', ['cccccccccccccccccccccccc', OTHER_REPO])
+  const synced = (await gql(app, 'carol', doc('Synced'), { workspaceId: WS_OLD })).data.workspace.pipelinesConnection.nodes
+  t.same(synced[1].pipelineConfiguration.pipelineAutomations.nodes.map((a: any) => [a.id, a.elementDetails]),
+    [[encodeId('PipelineAutomation', P.doing), { labels: [{ name: 'status: doing', color: null }] }]])
+  t.same(synced[0].pipelineConfiguration.pipelineAutomations.totalCount, 0, 'pipelines without a label: none')
+  await sql('UPDATE repositories SET connection_id = NULL WHERE id = ?', [OTHER_REPO])
+})
