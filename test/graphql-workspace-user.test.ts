@@ -24,8 +24,11 @@ t.test('blockingItems and blockedItems: the dependencies of db/dependencies.ts, 
   t.same(alice.data.issueByInfo.blockingItems.nodes.map((i: any) => [i.__typename, i.repository.name, i.number, i.state]),
     [['Issue', 'api', 1, 'OPEN'], ['Issue', 'api', 7, 'CLOSED'], ['Issue', 'secret', 1, 'OPEN']], 'oldest first, closed ones too')
   t.same((await byInfo('carol', 'blockingItems')).data.issueByInfo.blockingItems,
-    { totalCount: 2, nodes: [{ __typename: 'Issue', id: await issueId(REPO, 1), number: 1, title: 'Issue 1', state: 'OPEN', repository: { name: 'api', ownerName: 'acme' } },
-      { __typename: 'Issue', id: await issueId(REPO, 7), number: 7, title: 'Closed one', state: 'CLOSED', repository: { name: 'api', ownerName: 'acme' } }] },
+    {
+      totalCount: 2,
+      nodes: [{ __typename: 'Issue', id: await issueId(REPO, 1), number: 1, title: 'Issue 1', state: 'OPEN', repository: { name: 'api', ownerName: 'acme' } },
+        { __typename: 'Issue', id: await issueId(REPO, 7), number: 7, title: 'Closed one', state: 'CLOSED', repository: { name: 'api', ownerName: 'acme' } }]
+    },
     'an end the viewer cannot read is left out, without a trace in the count')
   t.same((await byInfo('alice', 'blockingItems', 2, ', filters: { state: { eq: CLOSED } }')).data.issueByInfo.blockingItems.nodes.map((i: any) => i.number), [7])
   t.same((await byInfo('alice', 'blockingItems', 2, ', filters: { state: { eq: OPEN } }')).data.issueByInfo.blockingItems.totalCount, 2)
@@ -35,8 +38,11 @@ t.test('blockingItems and blockedItems: the dependencies of db/dependencies.ts, 
 
   const byNode = await gql(app, 'bob', `query GetIssueBlockingByNode($id: ID!) { node(id: $id) { ... on Issue { number blockedItems(first: 50) { nodes { ${ITEM} } } blockingItems(first: 1) { totalCount pageInfo { hasNextPage } nodes { ... on Issue { number } } } } } }`,
     { id: await issueId(REPO, 2) })
-  t.same(byNode.data.node, { number: 2, blockedItems: { nodes: [{ __typename: 'Issue', id: await issueId(OTHER_REPO, 1), number: 1, title: 'Web 1', state: 'OPEN', repository: { name: 'web', ownerName: 'acme' } }] },
-    blockingItems: { totalCount: 2, pageInfo: { hasNextPage: true }, nodes: [{ number: 1 }] } })
+  t.same(byNode.data.node, {
+    number: 2,
+    blockedItems: { nodes: [{ __typename: 'Issue', id: await issueId(OTHER_REPO, 1), number: 1, title: 'Web 1', state: 'OPEN', repository: { name: 'web', ownerName: 'acme' } }] },
+    blockingItems: { totalCount: 2, pageInfo: { hasNextPage: true }, nodes: [{ number: 1 }] }
+  })
   const hidden = await gql(app, 'carol', 'query($id: ID!) { node(id: $id) { ... on Issue { blockingItems { totalCount } } } }', { id: await issueId(PRIVATE_REPO, 1) })
   t.equal(hidden.data.node, null, 'an issue the viewer cannot read: null, nothing of its dependencies')
   const notFound = await gql(app, 'carol', `{ issueByInfo(repositoryGhId: ${PRIVATE_REPO}, issueNumber: 1) { blockingItems { totalCount } } }`)

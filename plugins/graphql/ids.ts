@@ -9,6 +9,7 @@ import { LOCAL_REPO_IDS } from '../../db/repositories.js'
  */
 export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone'
   | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem' | 'ZenhubEpic' | 'Priority'
+  | 'PipelineConfiguration' | 'PipelineAutomation' | 'WorkspaceFavorite' | 'SprintReview' | 'SprintReviewFeature'
 
 const TEXT = 1n << 96n
 const HEX = /^[0-9a-f]{24}$/
