@@ -70,7 +70,11 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       Mutation: mutations,
       ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers, pipelineAutomationResolvers)
     } as never,
-    loaders: withMore(loaders, zenhubEpicLoaders, clientFieldLoaders, priorityLoaders, prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders) as never,
+    loaders: withMore(
+      loaders,
+      zenhubEpicLoaders, clientFieldLoaders, priorityLoaders,
+      prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders
+    ) as never,
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,
