@@ -260,6 +260,11 @@ export function createGraphReads (db: Executor) {
       const row = await db.selectFrom('issues as i').select(ISSUE_COLUMNS).where('i.repo_id', '=', repoId).where('i.number', '=', number).executeTakeFirst()
       return row === undefined ? undefined : toIssue(row)
     },
+    /** Issues by repository and number, one statement per repository named. */
+    async issuesByNumbers (repoId: number, numbers: readonly number[]): Promise<IssueNode[]> {
+      if (numbers.length === 0) return []
+      return (await db.selectFrom('issues as i').select(ISSUE_COLUMNS).where('i.repo_id', '=', repoId).where('i.number', 'in', [...new Set(numbers)]).execute()).map(toIssue)
+    },
     async labelsOf (ids: readonly number[]) {
       if (ids.length === 0) return []
       return await db.selectFrom('issue_labels').select(['issue_id', 'name', 'color']).where('issue_id', 'in', [...ids]).orderBy('issue_id').orderBy('name').execute()

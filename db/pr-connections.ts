@@ -1,9 +1,13 @@
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { touchPlanning } from './repositories.js'
+import { lockFor } from './engine/engine.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
 
 export interface PrConnection { issue_id: number, pull_request_id: number }
+
+/** At most this many pull requests per issue and issues per pull request: every read and export of them stays small. */
+export const MAX_PR_CONNECTIONS = 100
 
 /**
  * Pull requests connected to issues (the hosted service's "connect a PR"), any repository to any
@@ -41,6 +45,14 @@ export function createPrConnectionsRepository (db: Executor) {
     async connect (issueId: number, pullRequestId: number): Promise<void> {
       await writeTransaction(db, async (trx) => {
         await kinds(trx, issueId, pullRequestId)
+        // The counts below decide the insert: two connects to one end must not both pass them.
+        for (const id of [issueId, pullRequestId].sort((a, b) => a - b)) await lockFor(trx, `pr-connections:${id}`)
+        const [issueSide, prSide] = await Promise.all([
+          trx.selectFrom('issue_pr_connections').select((eb) => eb.fn.countAll<number>().as('n')).where('issue_id', '=', issueId).where('pull_request_id', '<>', pullRequestId).executeTakeFirst(),
+          trx.selectFrom('issue_pr_connections').select((eb) => eb.fn.countAll<number>().as('n')).where('pull_request_id', '=', pullRequestId).where('issue_id', '<>', issueId).executeTakeFirst()
+        ])
+        if (Number(issueSide?.n ?? 0) >= MAX_PR_CONNECTIONS) throw new Invalid(`issue ${issueId} already has ${MAX_PR_CONNECTIONS} connected pull requests, the most it can have`)
+        if (Number(prSide?.n ?? 0) >= MAX_PR_CONNECTIONS) throw new Invalid(`pull request ${pullRequestId} is already connected to ${MAX_PR_CONNECTIONS} issues, the most it can be`)
         await trx.insertInto('issue_pr_connections').values({ issue_id: issueId, pull_request_id: pullRequestId, created_at: nowIso() })
           .onConflict((oc) => oc.columns(['issue_id', 'pull_request_id']).doNothing()).execute()
         await touchPlanning(trx, [issueId, pullRequestId])

@@ -1,6 +1,7 @@
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { touchPlanning } from './repositories.js'
+import { lockFor } from './engine/engine.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
 
 /**
@@ -81,12 +82,12 @@ export function createPrioritiesRepository (db: Executor) {
         const row = await trx.selectFrom('priorities').select(COLUMNS).where('id', '=', priorityId).executeTakeFirst()
         if (row === undefined) throw new NotFound(`priority ${priorityId} not found`)
         if (issues.length === 0) return shape(row)
+        // A repository leaving the workspace takes its issues' priorities with it (db/workspaces.ts): not one set in between.
+        await lockFor(trx, `workspace-repositories:${row.workspace_id}`)
         await inWorkspace(trx, row.workspace_id, issues)
         const at = nowIso()
-        for (const issueId of issues) {
-          await trx.insertInto('issue_priorities').values({ workspace_id: row.workspace_id, issue_id: issueId, priority_id: priorityId, set_at: at })
-            .onConflict((oc) => oc.columns(['workspace_id', 'issue_id']).doUpdateSet({ priority_id: priorityId, set_at: at })).execute()
-        }
+        await trx.insertInto('issue_priorities').values(issues.map((issueId) => ({ workspace_id: row.workspace_id, issue_id: issueId, priority_id: priorityId, set_at: at })))
+          .onConflict((oc) => oc.columns(['workspace_id', 'issue_id']).doUpdateSet({ priority_id: priorityId, set_at: at })).execute()
         await touchPlanning(trx, issues)
         return shape(row)
       })

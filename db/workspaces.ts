@@ -6,7 +6,7 @@ import { createAuditRepository } from './sign-in/audit.js'
 import { Conflict, Invalid, NotFound } from './errors.js'
 import { newObjectId, nowIso } from './ids.js'
 import { prepared } from './engine/prepared.js'
-import { isUniqueViolation } from './engine/engine.js'
+import { isUniqueViolation, lockFor } from './engine/engine.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
 import { addDefaultPriorities } from './priorities.js'
 
@@ -192,6 +192,7 @@ export function createWorkspacesRepository (db: Executor) {
       }
       const first = (await pipelines(id))[0]
       for (const repoId of change.add_repositories ?? []) await addRepository(id, repoId, first.id)
+      if ((change.remove_repositories ?? []).length > 0) await lockFor(db, `workspace-repositories:${id}`)
       for (const repoId of change.remove_repositories ?? []) {
         if (!await holds(id, repoId)) throw new Invalid(`repository ${repoId} is not in workspace ${id}`)
         await db.deleteFrom('placements').where('workspace_id', '=', id).where('repo_id', '=', repoId).execute()

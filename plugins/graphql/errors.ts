@@ -21,6 +21,8 @@ export function codeOf (err: unknown): string {
   return 'INTERNAL_SERVER_ERROR'
 }
 
+const MAX_MESSAGE = 500
+
 function formatOne (error: GraphQLError, request: FastifyRequest): Record<string, unknown> {
   const original = error.originalError
   // Errors of the document itself (syntax, validation, variables, limits) carry no original error.
@@ -35,7 +37,9 @@ function formatOne (error: GraphQLError, request: FastifyRequest): Record<string
     const message = code === 'SERVICE_UNAVAILABLE' ? 'the database is unavailable; retry later' : `internal error (request ${request.id}); see the server log`
     return { ...json, message, extensions: { code } }
   }
-  return { ...json, message: original.message, extensions: { code } }
+  // A message may name what the request gave (an id, a name): never more than a few lines of it.
+  const message = original.message.length > MAX_MESSAGE ? `${original.message.slice(0, MAX_MESSAGE)}…` : original.message
+  return { ...json, message, extensions: { code } }
 }
 
 /** The answer to a request: always HTTP 200, errors with a code. */

@@ -20,16 +20,26 @@ const iso = (text: string) => new Date(text).toISOString()
  */
 async function writableIssuesByInfo (ctx: Ctx, infos: IssueInfo[]): Promise<IssueNode[]> {
   if (infos.length > MAX_BATCH) throw new Invalid(`issues must not list more than ${MAX_BATCH} issues`)
-  const out = new Map<number, IssueNode>()
-  for (const info of infos) {
-    const repoId = (info.repositoryGhId == null ? undefined : repoOfGhId(info.repositoryGhId)) ??
-      (info.repositoryId == null ? undefined : numberKey(info.repositoryId, 'Repository'))
+  const named = infos.map((info) => {
+    const byGhId = info.repositoryGhId == null ? undefined : repoOfGhId(info.repositoryGhId)
+    const byId = info.repositoryId == null ? undefined : numberKey(info.repositoryId, 'Repository')
+    if (byGhId !== undefined && byId !== undefined && byGhId !== byId) throw new Invalid(`issue ${info.issueNumber}: repositoryGhId and repositoryId name two repositories`)
+    const repoId = byGhId ?? byId
     if (repoId === undefined) throw new Invalid('each of issues needs repositoryGhId or repositoryId')
-    const issue = ctx.readable.has(repoId) ? await ctx.reads.issueByNumber(repoId, info.issueNumber) : undefined
-    if (issue === undefined) throw new NotFound(`issue ${info.issueNumber} of repository ${info.repositoryId ?? String(info.repositoryGhId)} not found`)
-    await ctx.auth.requireAccess(ctx.request, repoId, 'write')
+    return { repoId, number: info.issueNumber, label: byId !== undefined ? info.repositoryId! : String(info.repositoryGhId) }
+  })
+  const found = new Map<string, IssueNode>()
+  for (const repoId of new Set(named.map((n) => n.repoId))) {
+    if (!ctx.readable.has(repoId)) continue
+    for (const issue of await ctx.reads.issuesByNumbers(repoId, named.filter((n) => n.repoId === repoId).map((n) => n.number))) found.set(`${repoId}:${issue.number}`, issue)
+  }
+  const out = new Map<number, IssueNode>()
+  for (const { repoId, number, label } of named) {
+    const issue = found.get(`${repoId}:${number}`)
+    if (issue === undefined) throw new NotFound(`issue ${number} of repository ${label} not found`)
     out.set(issue.id, issue)
   }
+  for (const repoId of new Set(named.map((n) => n.repoId))) await ctx.auth.requireAccess(ctx.request, repoId, 'write')
   return [...out.values()]
 }
 
