@@ -98,8 +98,18 @@ export class BoardModels {
       this.models.delete(key)
       this.models.set(key, kept)
       if (kept.version >= at.version) return kept
-      if (await this.patch(kept, workspaceId, repoId, at)) return kept
-      this.forget(key)
+      const cards = kept.where.size
+      let patched = false
+      try {
+        patched = await this.patch(kept, workspaceId, repoId, at)
+      } finally {
+        if (!patched) this.forget(key)
+      }
+      if (patched) {
+        // Counted only while it is kept: another board's keep may have let it go meanwhile.
+        if (this.models.get(key) === kept) this.cards += kept.where.size - cards
+        return kept
+      }
     }
     const { model, consistent } = await this.read(workspaceId, repoId)
     if (consistent) this.keep(key, model)
@@ -109,7 +119,9 @@ export class BoardModels {
   /** Reads again the rows the writes since changed and places them; false when the board must be read whole. */
   private async patch (model: Model, workspaceId: string, repoId: number, at: BoardAt): Promise<boolean> {
     const ids = at.changed(model.version, at.version)
-    if (ids === undefined) return false
+    // Past this many rows, reading the board whole costs less than finding and placing each one.
+    const most = Math.max(500, model.where.size / 8)
+    if (ids === undefined || ids.size > most) return false
     let to = at.version
     const wanted = new Set(ids)
     // The rows come with the version they were read at; writes after `to` they saw must be read too.
@@ -125,6 +137,7 @@ export class BoardModels {
         return true
       }
       for (const id of more) wanted.add(id)
+      if (wanted.size > most) return false
       to = version
     }
     if (wanted.size > 0) return false
@@ -138,7 +151,6 @@ export class BoardModels {
     const card = column.cards.find((c) => c.id === id)!
     column.cards.splice(indexOf(column.cards, card.rank, card.id), 1)
     model.where.delete(id)
-    this.cards--
   }
 
   private place (model: Model, card: Card, pipelineId: string): void {
@@ -146,7 +158,6 @@ export class BoardModels {
     if (column === undefined) return
     column.cards.splice(indexOf(column.cards, card.rank, card.id), 0, card)
     model.where.set(card.id, column)
-    this.cards++
   }
 
   /** The whole board in two statements; consistent when both saw the same version. */
