@@ -2,6 +2,8 @@ import t from 'tap'
 import { build, OTHER_REPO, P, PRIVATE_REPO, REPO, testFixture, TOKENS, WS_NEW, WS_OLD } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql, type Gql } from './gql.js'
+import { TEST_DATABASE_URL, testSchema } from './pg.js'
+import pg from 'pg'
 
 // One app for the whole file; the tests run in order and build on each other.
 const app = await build(t)
@@ -188,17 +190,32 @@ t.test('a page of 100 issues with priorities and connected pull requests costs a
   t.equal(large.statements, small.statements, `${large.statements} statements either way`)
 })
 
-t.test('migration 028 gives the workspaces already there the default priorities', { skip: process.env.TEST_DATABASE_URL !== undefined && 'run on SQLite' }, async (t) => {
-  const { default: Database } = await import('better-sqlite3')
-  const db = new Database(':memory:')
-  t.teardown(() => db.close())
-  const before = await build(t, { database: db })
+t.test('migration 028 gives the workspaces already there the default priorities', async (t) => {
+  // A database of its own, migrated and filled, then set back to before 028: its workspaces are
+  // there, their priorities not; the next start runs 028 again.
+  let exec: (text: string) => Promise<Array<Record<string, unknown>>>
+  let options: Parameters<typeof build>[1]
+  if (TEST_DATABASE_URL !== undefined) {
+    const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` })
+    await client.connect()
+    t.teardown(async () => { await client.end(); await drop() })
+    exec = async (text) => (await client.query(text)).rows
+    options = { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 2 }
+  } else {
+    const { default: Database } = await import('better-sqlite3')
+    const db = new Database(':memory:')
+    t.teardown(() => db.close())
+    exec = async (text) => { const st = db.prepare(text); return st.reader ? st.all() as Array<Record<string, unknown>> : (st.run(), []) }
+    options = { database: db }
+  }
+  const before = await build(t, options)
   await before.close()
-  // As a database from before 028: the workspaces are there, their priorities not.
-  db.exec('DROP TABLE issue_pr_connections; DROP TABLE issue_priorities; DROP TABLE priorities')
-  db.prepare('DELETE FROM kysely_migration WHERE name = ?').run('028-priorities')
-  const after = await build(t, { database: db, fixture: null })
-  const rows = db.prepare('SELECT workspace_id, name FROM priorities ORDER BY workspace_id, position').all() as Array<{ workspace_id: string, name: string }>
-  t.same(rows.map((r) => `${r.workspace_id} ${r.name}`), [WS_OLD, WS_NEW].sort().flatMap((ws) => ['High', 'Medium', 'Low'].map((p) => `${ws} ${p} priority`)))
+  for (const table of ['issue_pr_connections', 'issue_priorities', 'priorities']) await exec(`DROP TABLE ${table}`)
+  await exec("DELETE FROM kysely_migration WHERE name = '028-priorities'")
+  const after = await build(t, { ...options, fixture: null })
+  const rows = await exec('SELECT workspace_id, name FROM priorities ORDER BY workspace_id, position')
+  t.same(rows.map((r) => `${String(r.workspace_id)} ${String(r.name)}`), [WS_OLD, WS_NEW].sort().flatMap((ws) => ['High', 'Medium', 'Low'].map((p) => `${ws} ${p} priority`)))
   t.equal((await gql(after, 'alice', GET_PRIORITIES, { workspaceId: WS_OLD })).data.workspace.prioritiesConnection.nodes.length, 3)
+  await after.close()
 })
