@@ -9,9 +9,20 @@ import type { Executor } from './engine/transaction.js'
 export type IssueNode = Pick<Selectable<IssuesTable>, 'id' | 'repo_id' | 'number' | 'title' | 'state' | 'estimate' | 'is_epic' | 'is_pull_request'
   | 'milestone_number' | 'created_at' | 'host_updated_at' | 'planning_changed_at'>
 export interface PlacementNode { issue_id: number, workspace_id: string, pipeline_id: string, rank: number }
-export interface PipelineNode { id: string, workspace_id: string, name: string, sort_order: number }
+export interface PipelineNode { id: string, workspace_id: string, name: string, sort_order: number, created_at: string, updated_at: string }
 export interface WorkspaceNode { id: string, name: string, description: string | null, created_at: string }
-export interface RepositoryNode { id: number, owner: string, name: string, html_url: string | null }
+export interface RepositoryNode {
+  id: number
+  owner: string
+  name: string
+  html_url: string | null
+  created_at: string | null
+  host_updated_at: string | null
+  is_private: number
+  is_archived: number
+  owner_platform_id: number | null
+  owner_kind: 'User' | 'Organization' | null
+}
 export interface LabelNode { repo_id: number, name: string, color: string | null, description: string | null }
 
 /** Which issues a search keeps (every list is optional; `labelsMatch` says any or all of `labels`). */
@@ -143,6 +154,10 @@ export function createGraphReads (db: Executor) {
     const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: value(r.k as number | string), id: Number(r.id) } }))
     return { rows: page.fromEnd ? kept.reverse() : kept, hasMore: rows.length > page.limit }
   }
+  // A pipeline an older instance made after 029 ran has no times: its workspace's creation.
+  const pipelineRows = () => db.selectFrom('pipelines as p').innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
+    .select(['p.id', 'p.workspace_id', 'p.name', 'p.sort_order', sql<string>`coalesce(p.created_at, w.created_at)`.as('created_at'), sql<string>`coalesce(p.updated_at, p.created_at, w.created_at)`.as('updated_at')])
+  const toPipeline = (r: PipelineNode): PipelineNode => ({ ...r, sort_order: Number(r.sort_order) })
   const closedAt = sql<string>`coalesce((SELECT max(st.at) FROM issue_states st WHERE st.issue_id = i.id AND st.state = 'closed'), i.created_at)`
 
   return {
@@ -281,13 +296,11 @@ export function createGraphReads (db: Executor) {
     },
     async pipelinesByIds (ids: readonly string[]): Promise<PipelineNode[]> {
       if (ids.length === 0) return []
-      return (await db.selectFrom('pipelines').select(['id', 'workspace_id', 'name', 'sort_order']).where('id', 'in', [...ids]).execute())
-        .map((r) => ({ ...r, sort_order: Number(r.sort_order) }))
+      return (await pipelineRows().where('p.id', 'in', [...ids]).execute()).map(toPipeline)
     },
     async pipelinesOf (workspaceIds: readonly string[]): Promise<PipelineNode[]> {
       if (workspaceIds.length === 0) return []
-      return (await db.selectFrom('pipelines').select(['id', 'workspace_id', 'name', 'sort_order']).where('workspace_id', 'in', [...workspaceIds])
-        .orderBy('sort_order').orderBy('id').execute()).map((r) => ({ ...r, sort_order: Number(r.sort_order) }))
+      return (await pipelineRows().where('p.workspace_id', 'in', [...workspaceIds]).orderBy('p.sort_order').orderBy('p.id').execute()).map(toPipeline)
     },
     async workspacesByIds (ids: readonly string[]): Promise<WorkspaceNode[]> {
       if (ids.length === 0) return []
@@ -307,7 +320,18 @@ export function createGraphReads (db: Executor) {
     },
     async repositoriesByIds (ids: readonly number[]): Promise<RepositoryNode[]> {
       if (ids.length === 0) return []
-      return (await db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).where('id', 'in', [...ids]).execute()).map((r) => ({ ...r, id: Number(r.id) }))
+      // A row an older instance made after 029 ran has no time: its oldest issue's, else the host's last change.
+      const made = sql<string | null>`coalesce(r.created_at, (SELECT min(i.created_at) FROM issues i WHERE i.repo_id = r.id), r.host_updated_at)`
+      return (await db.selectFrom('repositories as r')
+        .select(['r.id', 'r.owner', 'r.name', 'r.html_url', made.as('created_at'), 'r.host_updated_at', 'r.is_private', 'r.is_archived', 'r.owner_platform_id', 'r.owner_kind'])
+        .where('r.id', 'in', [...ids]).execute())
+        .map((r) => ({
+          ...r,
+          id: Number(r.id),
+          is_private: Number(r.is_private),
+          is_archived: Number(r.is_archived),
+          owner_platform_id: r.owner_platform_id === null ? null : Number(r.owner_platform_id)
+        }))
     },
     async milestonesOf (keys: ReadonlyArray<{ repo_id: number, number: number }>) {
       if (keys.length === 0) return []
@@ -368,6 +392,12 @@ export function createGraphReads (db: Executor) {
       const row = (linkedHere: boolean) => (r: { behind: string | null, id: number, login: string, created_at: string }) =>
         ({ behind: r.behind ?? '', linked: linkedHere, id: Number(r.id), login: r.login, created_at: r.created_at })
       return [...linked.map(row(true)), ...named.map(row(false))]
+    },
+    /** Repositories by their owner: its login (any case) or its id on the issue host. */
+    async ownedBy (owner: { login: string } | { platformId: number }) {
+      let q = db.selectFrom('repositories').select(['id', 'owner', 'owner_platform_id', 'owner_kind'])
+      q = 'login' in owner ? q.where(sql<string>`lower(owner)`, '=', owner.login.toLowerCase()) : q.where('owner_platform_id', '=', owner.platformId)
+      return (await q.orderBy('id').execute()).map((r) => ({ ...r, id: Number(r.id), owner_platform_id: r.owner_platform_id === null ? null : Number(r.owner_platform_id) }))
     },
     async usersByIds (ids: readonly number[]) {
       if (ids.length === 0) return []

@@ -5,6 +5,7 @@ import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { CEILING, FIRST, GAP } from './ranking.js'
 import { touchPlanning, type Repository } from './repositories.js'
+import { placedAt } from './pipeline-times.js'
 
 /**
  * Deletes a pipeline of a workspace, its issues moved first to the end of `destinationId` (another
@@ -80,7 +81,7 @@ export function createPipelineRemoval (db: Executor, events: DomainEvents) {
         await touchPlanning(trx, rows.map((r) => Number(r.issue_id)))
         await trx.deleteFrom('pipelines').where('id', '=', pipelineId).execute()
         for (const [i, p] of lanes.filter((l) => l.id !== pipelineId).entries()) {
-          await trx.updateTable('pipelines').set({ sort_order: i }).where('id', '=', p.id).execute()
+          await trx.updateTable('pipelines').set(placedAt({ sort_order: i }, new Date().toISOString())).where('id', '=', p.id).execute()
         }
         return { moved: rows.length }
       })

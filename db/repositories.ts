@@ -124,7 +124,7 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
     for (let attempt = 0; attempt < 10; attempt++) {
       const top = await db.selectFrom('repositories').select((eb) => eb.fn.max('id').as('top')).where('id', '>=', LOCAL_REPO_IDS).executeTakeFirst()
       const id = top?.top === null || top?.top === undefined ? LOCAL_REPO_IDS : Number(top.top) + 1
-      const inserted = await db.insertInto('repositories').values({ id, owner: input.owner, name: input.name, html_url: input.html_url ?? null })
+      const inserted = await db.insertInto('repositories').values({ id, owner: input.owner, name: input.name, html_url: input.html_url ?? null, created_at: new Date().toISOString() })
         .onConflict((oc) => oc.column('id').doNothing()).returning('id').executeTakeFirst()
       if (inserted !== undefined) return { id, owner: input.owner, name: input.name, html_url: input.html_url ?? null }
     }
@@ -172,7 +172,7 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
       if (input.id === undefined) return await createLocal(input)
       const repo = { ...input, id: input.id }
       try {
-        await db.insertInto('repositories').values(repo).execute()
+        await db.insertInto('repositories').values({ ...repo, created_at: new Date().toISOString() }).execute()
       } catch (err) {
         if (isUniqueViolation(err)) throw new Conflict(`repository ${repo.id} (${repo.owner}/${repo.name}) already exists`)
         throw err

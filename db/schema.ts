@@ -98,6 +98,15 @@ export interface RepositoriesTable {
   platform_repo_id: number | null
   /** the host's updated_at of the state stored */
   host_updated_at: string | null
+  /** when the issue host made it (here: when it was made here); null only before 029 ran on a row made since by an older instance */
+  created_at: Generated<string | null>
+  /** 1: private on its issue host (0 when the host never said, and for repositories that live here) */
+  is_private: Generated<number>
+  /** 1: archived on its issue host */
+  is_archived: Generated<number>
+  /** the owning account's id on the issue host, and whether it is a `User` or an `Organization` (null: not said) */
+  owner_platform_id: Generated<number | null>
+  owner_kind: Generated<'User' | 'Organization' | null>
 }
 /** level: 1 read, 2 write (push), 3 admin; no row means no access */
 export interface PermissionsTable { user_id: number, repo_id: number, level: number }
@@ -175,6 +184,9 @@ export interface PipelinesTable {
   sort_order: number
   /** the issue host's label an issue gets when it enters this pipeline (two-way sync) */
   host_label: Generated<string | null>
+  /** when it was made and last renamed or moved (null only on a row an older instance made after 029 ran) */
+  created_at: Generated<string | null>
+  updated_at: Generated<string | null>
 }
 /**
  * Where an issue sits in each workspace holding its repository. `rank` orders a pipeline: the

@@ -9,6 +9,7 @@ import { prepared } from './engine/prepared.js'
 import { isUniqueViolation, lockFor } from './engine/engine.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
 import { addDefaultPriorities } from './priorities.js'
+import { madeAt, placedAt } from './pipeline-times.js'
 
 export type WorkspaceData = Static<typeof Workspace>
 export type WorkspaceWithPipelines = Static<typeof AdminWorkspace>
@@ -148,7 +149,8 @@ export function createWorkspacesRepository (db: Executor) {
       if (input.pipelines.length === 0) throw new Invalid('a workspace needs at least one pipeline')
       const id = input.id ?? newObjectId()
       if (await byId(id) !== undefined) throw new Conflict(`workspace ${id} already exists`)
-      await db.insertInto('workspaces').values({ id, name: input.name, description: input.description ?? null, created_at: input.created_at ?? nowIso() }).execute()
+      const at = input.created_at ?? nowIso()
+      await db.insertInto('workspaces').values({ id, name: input.name, description: input.description ?? null, created_at: at }).execute()
       await addDefaultPriorities(db, id)
       for (const [i, p] of input.pipelines.entries()) {
         const entry: { id?: string, name: string, host_label?: string } = typeof p === 'string' ? { name: p } : p
@@ -159,7 +161,7 @@ export function createWorkspacesRepository (db: Executor) {
         if (label !== null && input.pipelines.slice(0, i).some((o) => typeof o !== 'string' && o.host_label?.toLowerCase() === label.toLowerCase())) {
           throw new Invalid(`two pipelines name the label '${label}'`)
         }
-        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i, host_label: label }).execute()
+        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i, host_label: label, ...madeAt(at) }).execute()
       }
       const first = (await pipelines(id))[0]
       for (const repoId of new Set(input.repositories)) await addRepository(id, repoId, first.id)
@@ -177,13 +179,13 @@ export function createWorkspacesRepository (db: Executor) {
         const listed = new Set<string>()
         for (const [i, p] of change.pipelines.entries()) {
           if (p.id === undefined) {
-            await db.insertInto('pipelines').values({ id: newObjectId(), workspace_id: id, name: p.name, sort_order: i }).execute()
+            await db.insertInto('pipelines').values({ id: newObjectId(), workspace_id: id, name: p.name, sort_order: i, ...madeAt(nowIso()) }).execute()
             continue
           }
           if (!existing.has(p.id)) throw new Invalid(`pipeline ${p.id} is not in workspace ${id}`)
           if (listed.has(p.id)) throw new Invalid(`pipeline ${p.id} is listed twice`)
           listed.add(p.id)
-          await db.updateTable('pipelines').set({ name: p.name, sort_order: i }).where('id', '=', p.id).execute()
+          await db.updateTable('pipelines').set(placedAt({ name: p.name, sort_order: i }, nowIso())).where('id', '=', p.id).execute()
         }
         const missing = [...existing].filter((p) => !listed.has(p))
         if (missing.length > 0) {

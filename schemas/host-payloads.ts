@@ -24,9 +24,18 @@ export const HostRepositoryPayload = Type.Object({
   id: PlatformId,
   name: RepoName,
   full_name: Type.Optional(Type.String({ maxLength: 201 })),
-  owner: Type.Object({ login: Type.Optional(HostLogin), username: Type.Optional(HostLogin) }),
+  owner: Type.Object({
+    login: Type.Optional(HostLogin),
+    username: Type.Optional(HostLogin),
+    id: Type.Optional(PlatformId),
+    type: Type.Optional(Type.String({ maxLength: 40 }))
+  }),
   html_url: WebUrl,
-  updated_at: Type.Optional(Type.Union([HostTime, Type.Null()]))
+  updated_at: Type.Optional(Type.Union([HostTime, Type.Null()])),
+  // GitHub's push events give seconds since 1970, every other payload a time
+  created_at: Type.Optional(Type.Union([HostTime, Type.Integer({ minimum: 0, maximum: 1e11 }), Type.Null()])),
+  private: Type.Optional(Type.Boolean()),
+  archived: Type.Optional(Type.Boolean())
 })
 
 export const HostLabel = Type.Object({

@@ -51,7 +51,19 @@ export function hostRepository (value: unknown, where = 'repository'): HostRepos
   const repo = checked(HostRepositoryPayload, value, where)
   const owner = repo.owner.login ?? repo.owner.username
   if (owner === undefined) throw new Invalid(`the delivery is not valid: ${where}/owner/login is missing`)
-  return withoutNul({ id: repo.id, owner, name: repo.name, html_url: repo.html_url, updated_at: repo.updated_at ?? null }, where)
+  const kind = repo.owner.type === 'Organization' || repo.owner.type === 'User' ? repo.owner.type : undefined
+  return withoutNul({
+    id: repo.id,
+    owner,
+    name: repo.name,
+    html_url: repo.html_url,
+    updated_at: repo.updated_at ?? null,
+    ...(repo.created_at == null ? {} : { created_at: new Date(typeof repo.created_at === 'number' ? repo.created_at * 1000 : repo.created_at).toISOString() }),
+    ...(repo.private === undefined ? {} : { private: repo.private }),
+    ...(repo.archived === undefined ? {} : { archived: repo.archived }),
+    ...(repo.owner.id === undefined ? {} : { owner_id: repo.owner.id }),
+    ...(kind === undefined ? {} : { owner_kind: kind })
+  }, where)
 }
 
 export function hostIssue (value: unknown, where = 'issue', pullRequest = false): HostIssue {

@@ -2,6 +2,7 @@ import t from 'tap'
 import { build, buildWithSql, OTHER_REPO, P, REPO, WS_NEW, WS_OLD } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql } from './gql.js'
+import { deliver, SECRET } from './deliveries.js'
 
 // Fields the hosted service's clients (zenhub-mcp, zh) select, answered from what this server keeps.
 const { app, sql } = await buildWithSql(t)
@@ -98,4 +99,72 @@ t.test('a page of 100 issues with zenhubUrl and assignees\' zenhubUser costs a f
   const large = await count()
   t.ok(large.issues > small.issues * 5, `${small.issues} then ${large.issues} issues`)
   t.equal(large.statements, small.statements, `${large.statements} statements either way`)
+})
+
+t.test('Pipeline.createdAt and updatedAt: kept from creation; a rename or move moves updatedAt, the others keep theirs', async (t) => {
+  const details = 'query($id: ID!) { node(id: $id) { ... on Pipeline { id name createdAt updatedAt } } }'
+  const before = (await gql(app, 'carol', details, { id: encodeId('Pipeline', P.todo) })).data.node
+  const workspace = (await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") { createdAt } }`)).data.workspace
+  t.equal(before.createdAt, workspace.createdAt, 'a fixture\'s pipelines are made with their workspace')
+  t.equal(before.updatedAt, before.createdAt)
+
+  t.equal((await app.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true } })).statusCode, 200, 'pipelines are changed by administrators')
+  const start = Date.now()
+  const made = await gql(app, 'alice', 'mutation CreatePipeline($input: CreatePipelineInput!) { createPipeline(input: $input) { pipeline { id name description stage createdAt } } }',
+    { input: { workspaceId: WS_OLD, name: 'Review' } })
+  t.notOk(made.errors, JSON.stringify(made.errors))
+  const createdAt = Date.parse(made.data.createPipeline.pipeline.createdAt)
+  t.ok(createdAt >= start - 1000 && createdAt <= Date.now(), 'made now')
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const updated = await gql(app, 'alice', 'mutation UpdatePipeline($input: UpdatePipelineInput!) { updatePipeline(input: $input) { pipeline { id name isDefaultPRPipeline updatedAt } } }',
+    { input: { pipelineId: made.data.createPipeline.pipeline.id, name: 'In review' } })
+  t.notOk(updated.errors)
+  t.ok(Date.parse(updated.data.updatePipeline.pipeline.updatedAt) > createdAt, 'renamed later')
+  const again = (await gql(app, 'carol', details, { id: made.data.createPipeline.pipeline.id })).data.node
+  t.equal(again.createdAt, made.data.createPipeline.pipeline.createdAt, 'createdAt stays')
+  t.same((await gql(app, 'carol', details, { id: encodeId('Pipeline', P.todo) })).data.node, before, 'a pipeline not renamed nor moved keeps its time')
+})
+
+t.test('Repository createdAt, updatedAt, isPrivate, isArchived, and its owner, for repositories the host never described', async (t) => {
+  const doc = 'query($ids: [Int!]!) { repositoriesByGhId(ghIds: $ids) { ghId createdAt updatedAt isPrivate isArchived owner { __typename login ghId avatarUrl } } }'
+  const [repo] = (await gql(app, 'carol', doc, { ids: [REPO] })).data.repositoriesByGhId
+  t.match(repo, { ghId: REPO, isPrivate: false, isArchived: false, owner: { __typename: 'User', login: 'acme', ghId: null, avatarUrl: '' } })
+  t.ok(Number.isFinite(Date.parse(repo.createdAt)), 'made when the fixture made it')
+  t.equal(repo.updatedAt, repo.createdAt, 'no host change')
+  const owner = '{ ownerByLogin(login: "ACME") { __typename id login avatarUrl ... on User { name } } }'
+  t.same((await gql(app, 'carol', owner)).data.ownerByLogin, { __typename: 'User', id: encodeId('User', 'acme'), login: 'acme', avatarUrl: '', name: null })
+  t.equal((await gql(app, 'dave', owner)).data.ownerByLogin, null, 'no repository of it readable: no trace')
+  t.equal((await gql(app, 'carol', '{ ownerByLogin(login: "nobody") { login } }')).data.ownerByLogin, null)
+})
+
+t.test('what the issue host says of a repository is kept: made, private, archived, its owner (an Organization); an older delivery changes nothing', async (t) => {
+  const hosted = await build(t, { webhooks: { worker: false } })
+  const connection = (await hosted.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', secret: SECRET, web_url: 'https://ghe.example.com' } })).json().id as string
+  const repository = {
+    id: 5151,
+    name: 'gateway',
+    full_name: 'acme-org/gateway',
+    html_url: 'https://ghe.example.com/acme-org/gateway',
+    private: true,
+    archived: false,
+    created_at: '2020-05-01T10:00:00Z',
+    updated_at: '2026-01-01T00:00:00Z',
+    owner: { login: 'acme-org', id: 99, type: 'Organization' }
+  }
+  t.same((await deliver(hosted, connection, 'repository', { action: 'created', repository })).json(), { result: 'handled' })
+  t.equal((await hosted.admin({ method: 'PUT', url: '/admin/repositories/5151/permissions/carol', payload: { permission: 'read' } })).statusCode, 200)
+  const doc = '{ repositoriesByGhId(ghIds: [5151]) { createdAt updatedAt isPrivate isArchived owner { __typename login ghId } } }'
+  const read = async () => (await gql(hosted, 'carol', doc)).data.repositoriesByGhId[0]
+  t.same(await read(), { createdAt: '2020-05-01T10:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', isPrivate: true, isArchived: false, owner: { __typename: 'Organization', login: 'acme-org', ghId: 99 } })
+  const owner = '{ byId: ownerByGhId(ghId: 99) { __typename id login avatarUrl ... on Organization { login } } byLogin: ownerByLogin(login: "acme-org") { __typename ghId } }'
+  t.same((await gql(hosted, 'carol', owner)).data, { byId: { __typename: 'Organization', id: encodeId('Organization', 'acme-org'), login: 'acme-org', avatarUrl: '' }, byLogin: { __typename: 'Organization', ghId: 99 } })
+  t.same((await gql(hosted, 'bob', owner)).data, { byId: null, byLogin: null }, 'bob reads none of its repositories')
+
+  await deliver(hosted, connection, 'repository', { action: 'archived', repository: { ...repository, archived: true, updated_at: '2026-02-01T00:00:00Z' } })
+  t.match(await read(), { isArchived: true, isPrivate: true, updatedAt: '2026-02-01T00:00:00.000Z' }, 'archived')
+  const issue = { number: 1, title: 'Old news', state: 'open', updated_at: '2025-01-01T00:00:00Z', html_url: 'https://ghe.example.com/acme-org/gateway/issues/1' }
+  await deliver(hosted, connection, 'issues', { action: 'opened', issue, repository: { ...repository, private: false, updated_at: '2025-01-01T00:00:00Z' } })
+  t.match(await read(), { isArchived: true, isPrivate: true }, 'a delivery older than what is kept changes nothing of it')
+  await deliver(hosted, connection, 'issues', { action: 'edited', issue: { ...issue, updated_at: '2026-03-01T00:00:00Z' }, repository: { ...repository, private: false, archived: true, updated_at: '2026-03-01T00:00:00Z' } })
+  t.match(await read(), { isPrivate: false }, 'a newer one names it public')
 })

@@ -16,7 +16,30 @@ const LEVEL_NAMES = ['none', 'read', 'write', 'admin'] as const
 /** Finds a repository on the issue host by its platform id (null: the host does not know it). */
 export type RepositoryLookup = (platformId: number) => Promise<HostRepository | null>
 
-export interface HostRepository { id: number, owner: string, name: string, html_url: string, updated_at: string | null }
+export interface HostRepository {
+  id: number
+  owner: string
+  name: string
+  html_url: string
+  updated_at: string | null
+  /** what the host says of it, when it says it (docs/graphql.md, "Fields the hosted clients read") */
+  created_at?: string
+  private?: boolean
+  archived?: boolean
+  owner_id?: number
+  owner_kind?: 'User' | 'Organization'
+}
+
+/** The columns of what the host said of a repository, those it said only. */
+function hostFacts (repo: HostRepository) {
+  return {
+    ...(repo.created_at === undefined ? {} : { created_at: repo.created_at }),
+    ...(repo.private === undefined ? {} : { is_private: repo.private ? 1 : 0 }),
+    ...(repo.archived === undefined ? {} : { is_archived: repo.archived ? 1 : 0 }),
+    ...(repo.owner_id === undefined ? {} : { owner_platform_id: repo.owner_id }),
+    ...(repo.owner_kind === undefined ? {} : { owner_kind: repo.owner_kind })
+  }
+}
 /** An issue or pull request as the issue host describes it (they share one number space). */
 export interface HostIssue {
   number: number
@@ -175,7 +198,14 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
      */
     async bind (repo: HostRepository, options: { takeOver?: boolean } = {}): Promise<BoundRepository | Refusal> {
       const existing = await bound(repo.id)
-      if (existing !== undefined) return existing
+      if (existing !== undefined) {
+        // Every delivery names its repository: what it says of it is kept, unless older than what is stored.
+        const facts = hostFacts(repo)
+        if (Object.keys(facts).length > 0 && !older(repo.updated_at, existing.host_updated_at)) {
+          await trx.updateTable('repositories').set(facts).where('id', '=', existing.id).execute()
+        }
+        return existing
+      }
       if (onGithubCom(connection) && options.takeOver !== true) {
         const placeholder = await trx.selectFrom('repositories').select('id').where('id', '=', repo.id).where('placeholder', '=', 1).executeTakeFirst()
         if (placeholder !== undefined) return { refused: `repository ${repo.id} is a hosted import's placeholder: import it through this connection to take it over` }
@@ -189,7 +219,8 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
             connection_id: connection.id,
             platform_repo_id: repo.id,
             host_updated_at: repo.updated_at,
-            placeholder: 0
+            placeholder: 0,
+            ...hostFacts(repo)
           })
           .where('id', '=', repo.id).where('placeholder', '=', 1).where('connection_id', 'is', null)
           .where(({ not, exists, selectFrom }) => not(exists(selectFrom('repositories as r').select('r.id').where('r.owner', '=', repo.owner).where('r.name', '=', repo.name))))
@@ -206,7 +237,9 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
           html_url: repo.html_url,
           connection_id: connection.id,
           platform_repo_id: repo.id,
-          host_updated_at: repo.updated_at
+          host_updated_at: repo.updated_at,
+          created_at: new Date().toISOString(),
+          ...hostFacts(repo)
         }).onConflict((oc) => oc.doNothing()).execute()
         const found = await bound(repo.id)
         if (found !== undefined) return found
@@ -225,6 +258,7 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
       if (named !== undefined) return { refused: `the name ${repo.owner}/${repo.name} is taken by repository ${named.id}` }
       await trx.updateTable('repositories')
         .set({ owner: repo.owner, name: repo.name, html_url: repo.html_url, ...(repo.updated_at === null ? {} : { host_updated_at: repo.updated_at }) })
+        .set(hostFacts(repo))
         .where('id', '=', local.id).where('connection_id', '=', connection.id).execute()
       return 'updated'
     },

@@ -8,6 +8,7 @@ import { addDefaultPriorities } from '../priorities.js'
 import { unprioritizedRank } from '../ranking.js'
 import type { HostedImportsTable, IssueEventsTable } from '../schema.js'
 import { notedEvents, type Executor } from '../engine/transaction.js'
+import { madeAt, placedAt } from '../pipeline-times.js'
 
 /** Where a resumed run goes on: the repository (by index), the stage and the item within it. */
 export interface HostedProgress {
@@ -209,7 +210,7 @@ export function createHostedSync (db: Executor) {
   /** A repository by id; one not here is made a placeholder (`unknown/<id>`) that a connection takes over. */
   const ensureRepository = async (repoId: number): Promise<void> => {
     if (await repositories.byId(repoId) !== undefined) return
-    await db.insertInto('repositories').values({ id: repoId, owner: 'unknown', name: String(repoId), html_url: null, connection_id: null, placeholder: 1 })
+    await db.insertInto('repositories').values({ id: repoId, owner: 'unknown', name: String(repoId), html_url: null, connection_id: null, placeholder: 1, created_at: new Date().toISOString() })
       .onConflict((oc) => oc.column('id').doNothing()).execute()
   }
 
@@ -261,15 +262,15 @@ export function createHostedSync (db: Executor) {
       for (const [i, p] of pipelines.entries()) {
         const lane = lanes.find((l) => l.id === p.id)
         if (lane === undefined) {
-          await db.insertInto('pipelines').values({ id: p.id, workspace_id: ws.id, name: p.name, sort_order: i }).execute()
+          await db.insertInto('pipelines').values({ id: p.id, workspace_id: ws.id, name: p.name, sort_order: i, ...madeAt(new Date().toISOString()) }).execute()
           await bring('pipeline', p.id)
           changedPipelines++
         } else if (lane.name !== p.name || Number(lane.sort_order) !== i) {
-          await db.updateTable('pipelines').set({ name: p.name, sort_order: i }).where('id', '=', p.id).execute()
+          await db.updateTable('pipelines').set(placedAt({ name: p.name, sort_order: i }, new Date().toISOString())).where('id', '=', p.id).execute()
           changedPipelines++
         }
       }
-      for (const [i, other] of others.entries()) await db.updateTable('pipelines').set({ sort_order: pipelines.length + i }).where('id', '=', other.id).execute()
+      for (const [i, other] of others.entries()) await db.updateTable('pipelines').set(placedAt({ sort_order: pipelines.length + i }, new Date().toISOString())).where('id', '=', other.id).execute()
       await ensureRepository(repoId)
       const holds = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', ws.id).where('repo_id', '=', repoId).executeTakeFirst()
       if (holds === undefined) {

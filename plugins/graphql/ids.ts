@@ -7,7 +7,7 @@ import { LOCAL_REPO_IDS } from '../../db/repositories.js'
  * labels, logins) get an integer that turns back into the text: a 24-hex key is its value as a
  * number (below 2^96); any other text is 2^96 plus its UTF-8 bytes read as one number.
  */
-export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone'
+export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone' | 'Organization'
   | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem' | 'ZenhubEpic' | 'Priority'
   | 'PipelineConfiguration' | 'PipelineAutomation' | 'WorkspaceFavorite' | 'SprintReview' | 'SprintReviewFeature'
 

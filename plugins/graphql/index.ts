@@ -12,7 +12,7 @@ import { graphqlAnswers } from './answer-cache.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
-import { clientFieldLoaders, clientFieldResolvers } from './resolvers/client-fields.js'
+import { clientFieldLoaders, clientFieldResolvers, clientQueryResolvers } from './resolvers/client-fields.js'
 import { aliasLimit, complexityLimit, MAX_DEPTH, mutationLimit } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
 import { planningReads } from './resolvers/reads-planning.js'
@@ -66,7 +66,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   await fastify.register(mercurius, {
     schema: await schemaText(),
     resolvers: {
-      Query: queryResolvers,
+      Query: { ...queryResolvers, ...clientQueryResolvers },
       Mutation: mutations,
       ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers, pipelineAutomationResolvers)
     } as never,

@@ -24,6 +24,7 @@ import { keyCheckMigration } from './key-check.js'
 import { issueBodyMigration } from './issue-body.js'
 import { zenhubEpicsMigration } from './zenhub-epics.js'
 import { labelsMigration } from './labels.js'
+import { hostedFieldsMigration } from './hosted-fields.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -56,6 +57,7 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '025-issue-body': issueBodyMigration(),
     '026-zenhub-epics': zenhubEpicsMigration(engine),
     '028-priorities': prioritiesMigration(engine),
+    '029-hosted-fields': hostedFieldsMigration(),
     '030-labels': labelsMigration(engine)
   }
 }

@@ -1,8 +1,8 @@
 import { Invalid, NotFound } from '../../../db/errors.js'
 import type { GraphContext } from '../context.js'
 import { listConnection, type PageArgs } from '../connections.js'
-import { numberKey } from '../ids.js'
-import type { IssueObject, RepositoryObject, WorkspaceObject } from './objects.js'
+import { encodeId, numberKey } from '../ids.js'
+import type { IssueObject, PipelineObject, RepositoryObject, WorkspaceObject } from './objects.js'
 import { workspaceFor } from './visibility.js'
 
 /**
@@ -21,8 +21,43 @@ async function readableOf (ctx: Ctx, workspaceId: string, repositoryIds?: string
     .filter((id) => ctx.readable.has(id) && (wanted === undefined || wanted.has(id)))
 }
 
+const iso = (text: string | null) => text === null ? null : new Date(text).toISOString()
+
+/** A repository's owner as the host last described it: an Organization when it said so, else a User. */
+export const ownerObject = (r: { owner: string, owner_platform_id: number | null, owner_kind: string | null }) =>
+  ({ __typename: r.owner_kind === 'Organization' ? 'Organization' as const : 'User' as const, login: r.owner, avatar_url: null, gh_id: r.owner_platform_id })
+type OwnerObject = ReturnType<typeof ownerObject>
+
+/** The owner of a repository the viewer can read, or null with no trace of others'. */
+async function readableOwner (ctx: Ctx, by: { login: string } | { platformId: number }) {
+  const repo = (await ctx.reads.ownedBy(by)).find((r) => ctx.readable.has(r.id))
+  return repo === undefined ? null : ownerObject(repo)
+}
+
+export const clientQueryResolvers = {
+  ownerByGhId: async (_: unknown, args: { ghId: number }, ctx: Ctx) => await readableOwner(ctx, { platformId: args.ghId }),
+  ownerByLogin: async (_: unknown, args: { login: string }, ctx: Ctx) => await readableOwner(ctx, { login: args.login })
+}
+
 export const clientFieldResolvers = {
+  Organization: {
+    id: (o: OwnerObject) => encodeId('Organization', o.login),
+    avatarUrl: () => '',
+    ghId: (o: OwnerObject) => o.gh_id
+  },
+  User: {
+    ghId: (u: { gh_id?: number | null }) => u.gh_id ?? null
+  },
+  Pipeline: {
+    createdAt: (p: PipelineObject) => iso(p.created_at),
+    updatedAt: (p: PipelineObject) => iso(p.updated_at)
+  },
   Repository: {
+    createdAt: (r: RepositoryObject) => iso(r.created_at),
+    updatedAt: (r: RepositoryObject) => iso(r.host_updated_at ?? r.created_at),
+    isPrivate: (r: RepositoryObject) => r.is_private === 1,
+    isArchived: (r: RepositoryObject) => r.is_archived === 1,
+    owner: (r: RepositoryObject) => ownerObject(r),
     estimateSet: (r: RepositoryObject) => ({ repository: r, values: [] }),
     githubIssueTypes: (_: RepositoryObject, args: PageArgs) => listConnection([] as Array<{ id: string }>, (t) => t.id, args)
   },
