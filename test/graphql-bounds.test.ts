@@ -65,3 +65,26 @@ t.test('an error message never repeats more than 500 characters of what the requ
   t.equal(code(res), 'NOT_FOUND')
   t.ok(res.errors![0].message.length <= 501, `${res.errors![0].message.length} characters`)
 })
+
+t.test('which user is linked to a host login is shown to that user (and administrators) only', async (t) => {
+  await sql("INSERT INTO connections (id, kind, web_url, api_url, secret, token, created_at) VALUES ('cccccccccccccccccccccccc', 'github', 'https://github.com', 'https://api.github.com', 'x', NULL, '2026-01-01T00:00:00Z')")
+  await sql("INSERT INTO host_identities (connection_id, platform_user_id, login, user_id, created_at) VALUES ('cccccccccccccccccccccccc', 77, 'octo-bob', 2, '2026-01-01T00:00:00Z')")
+  const issue = (await idOf(REPO, 2)).key
+  for (const login of ['octo-bob', 'carol']) await sql('INSERT INTO issue_assignees (issue_id, login, avatar_url) VALUES (?, ?, NULL)', [issue, login])
+  const doc = 'query ($w: ID!) { workspace(id: $w) { assignees { nodes { login zenhubUser { name } } } } }'
+  const seen = async (login: 'bob' | 'carol') => Object.fromEntries((await gql(app, login, doc, { w: WS_OLD })).data.workspace.assignees.nodes
+    .map((n: { login: string, zenhubUser: { name: string } | null }) => [n.login, n.zenhubUser?.name ?? null]))
+  t.same((await seen('bob'))['octo-bob'], 'bob', 'bob sees his own link')
+  const carol = await seen('carol')
+  t.same([carol['octo-bob'], carol.carol], [null, 'carol'], 'carol sees nobody behind octo-bob, herself behind carol')
+})
+
+t.test('label options weigh in the complexity limit: six per workspace over a page of workspaces is refused', async (t) => {
+  const each = ['a', 'b', 'c', 'd', 'e', 'f'].map((a) => `${a}: issueLabelOptions { totalCount }`).join(' ')
+  const res = await app.as('alice', { method: 'POST', url: '/public/graphql', payload: { query: `{ viewer { searchWorkspaces(query: "", first: 100) { nodes { ${each} } } } }` } })
+  t.equal(res.statusCode, 200)
+  t.equal(res.json().data, null)
+  t.match(res.json().errors[0].message, /complex/i)
+  const one = await gql(app, 'alice', `{ viewer { searchWorkspaces(query: "", first: 10) { nodes { ${each} } } } }`)
+  t.equal(one.errors, undefined, 'ten workspaces are fine')
+})

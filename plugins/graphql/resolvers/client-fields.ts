@@ -101,9 +101,12 @@ export const clientFieldLoaders = {
   User: {
     async zenhubUser (queries: Array<Query<AccountUser>>, ctx: Ctx) {
       const rows = await ctx.reads.usersBehind([...new Set(queries.map((q) => q.obj.login))])
-      // A linked identity names its user first; the same login here comes second.
+      // Who is linked to which host login is the administrators' to see (the admin API's
+      // identities): others learn only their own link; everybody sees the same login here.
+      const seesLinks = rows.some((r) => r.linked && r.id !== ctx.user.id) && await ctx.store.accounts.isAdministrator(ctx.user.id)
+      const shown = (r: { linked: boolean, id: number }) => !r.linked || r.id === ctx.user.id || seesLinks
       return queries.map((q) => {
-        const user = rows.find((r) => r.behind === q.obj.login && r.linked) ?? rows.find((r) => r.behind === q.obj.login)
+        const user = rows.find((r) => r.behind === q.obj.login && r.linked && shown(r)) ?? rows.find((r) => r.behind === q.obj.login && !r.linked)
         return user === undefined ? null : { __typename: 'ZenhubUser' as const, id: user.id, login: user.login, created_at: user.created_at }
       })
     }
