@@ -63,6 +63,10 @@ export interface Database extends ChatBotTables {
   account_links: AccountLinksTable
   zenhub_epics: ZenhubEpicsTable
   zenhub_epic_issues: ZenhubEpicIssuesTable
+  zenhub_epic_assignees: ZenhubEpicAssigneesTable
+  zenhub_epic_labels: ZenhubEpicLabelsTable
+  zenhub_epic_key_dates: ZenhubEpicKeyDatesTable
+  epic_dates: EpicDatesTable
   workspace_own_repositories: WorkspaceOwnRepositoriesTable
   priorities: PrioritiesTable
   issue_priorities: IssuePrioritiesTable
@@ -158,8 +162,17 @@ export interface ZenhubEpicsTable {
   creator_id: number | null
   created_at: string
   updated_at: string
+  /** the epic's own estimate (not its issues' sum) */
+  estimate: Generated<number | null>
 }
 export interface ZenhubEpicIssuesTable { epic_id: number, issue_id: number, added_at: string }
+export interface ZenhubEpicAssigneesTable { epic_id: number, user_id: number, added_at: string }
+/** A label on an epic, by name (the workspace's labels are its issues' labels, by name). */
+export interface ZenhubEpicLabelsTable { epic_id: number, name: string, color: string | null, added_at: string }
+/** date: YYYY-MM-DD */
+export interface ZenhubEpicKeyDatesTable { id: Generated<number>, epic_id: number, date: string, description: string, created_at: string }
+/** A legacy epic's (an issue's) start and end dates, YYYY-MM-DD. */
+export interface EpicDatesTable { issue_id: number, start_on: string | null, end_on: string | null }
 /** A workspace's own repository: native issues, no issue host (made on first need). */
 export interface WorkspaceOwnRepositoriesTable { workspace_id: string, repo_id: number }
 /** A workspace's priority (the default set is made with the workspace); `position` orders them. */

@@ -11,6 +11,8 @@ import { createOwnRepositories } from './own-repositories.js'
 import { createZenhubEpicsRepository } from './zenhub-epics.js'
 import { createPrioritiesRepository } from './priorities.js'
 import { createPrConnectionsRepository } from './pr-connections.js'
+import { createZenhubEpicMetaRepository } from './zenhub-epic-meta.js'
+import { createEpicDatesRepository } from './epic-dates.js'
 import { createIssuesRepository } from './issues.js'
 import { migrate } from './engine/migrations/index.js'
 import { checkSecretKey, sealStoredSecrets } from './sealed-secrets.js'
@@ -49,6 +51,8 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     issues: createIssuesRepository(db, events),
     epics: createEpicsRepository(db, events),
     zenhubEpics: createZenhubEpicsRepository(db),
+    zenhubEpicMeta: createZenhubEpicMetaRepository(db),
+    epicDates: createEpicDatesRepository(db),
     ownRepositories: createOwnRepositories(db),
     priorities: createPrioritiesRepository(db),
     prConnections: createPrConnectionsRepository(db),

@@ -20,6 +20,8 @@ export interface ZenhubEpicRow {
   creator_id: number | null
   created_at: string
   updated_at: string
+  /** its own estimate (its issues' sum is apart) */
+  estimate: number | null
 }
 
 export interface ZenhubEpicChange {
@@ -31,11 +33,12 @@ export interface ZenhubEpicChange {
   end_on?: string | null
 }
 
-const COLUMNS = ['id', 'workspace_id', 'title', 'body', 'state', 'start_on', 'end_on', 'creator_id', 'created_at', 'updated_at'] as const
+const COLUMNS = ['id', 'workspace_id', 'title', 'body', 'state', 'start_on', 'end_on', 'creator_id', 'created_at', 'updated_at', 'estimate'] as const
 const BODY_MAX = 65_536
 
-const shape = (row: Omit<ZenhubEpicRow, 'id' | 'creator_id'> & { id: number | string | bigint, creator_id: number | string | bigint | null }): ZenhubEpicRow =>
-  ({ ...row, id: Number(row.id), creator_id: row.creator_id === null ? null : Number(row.creator_id) })
+type Stored = Omit<ZenhubEpicRow, 'id' | 'creator_id' | 'estimate'> & { id: number | string | bigint, creator_id: number | string | bigint | null, estimate: number | string | null }
+const orNull = (value: number | string | bigint | null): number | null => value === null ? null : Number(value)
+const shape = (row: Stored): ZenhubEpicRow => ({ ...row, id: Number(row.id), creator_id: orNull(row.creator_id), estimate: orNull(row.estimate) })
 
 function checkedTitle (title: string): string {
   const trimmed = title.trim()

@@ -7,14 +7,15 @@ const TABLES: Array<keyof Database> = [
   'placements', 'issue_events', 'epic_issues', 'dependencies', 'release_reports', 'release_report_repositories', 'release_report_issues',
   'webhooks', 'webhook_deliveries', 'chat_members', 'chat_messages', 'chat_commands', 'chat_blocked_terms', 'chat_events',
   'issue_states', 'issue_milestones', 'release_issue_changes', 'sprint_configs', 'sprints', 'sprint_issues', 'sprint_events', 'hosted_ids', 'api_tokens', 'oidc_identities', 'audit_log', 'account_links',
-  'zenhub_epics', 'zenhub_epic_issues', 'workspace_own_repositories', 'priorities', 'issue_priorities', 'issue_pr_connections'
+  'zenhub_epics', 'zenhub_epic_issues', 'workspace_own_repositories', 'priorities', 'issue_priorities', 'issue_pr_connections', 'zenhub_epic_assignees', 'zenhub_epic_labels', 'zenhub_epic_key_dates', 'epic_dates'
 ]
 
 /** Identity columns whose sequences must continue after the copied ids (PostgreSQL). */
 const IDENTITIES: Array<[string, string]> = [
   ['users', 'id'], ['issues', 'id'], ['plus_ones', 'id'], ['workspaces', 'seq'], ['issue_events', 'id'], ['dependencies', 'seq'],
   ['webhook_deliveries', 'seq'], ['chat_messages', 'id'], ['chat_commands', 'id'], ['chat_blocked_terms', 'id'], ['chat_events', 'seq'],
-  ['issue_states', 'id'], ['issue_milestones', 'id'], ['release_issue_changes', 'id'], ['sprint_events', 'id'], ['audit_log', 'id'], ['zenhub_epics', 'id'], ['priorities', 'id']
+  ['issue_states', 'id'], ['issue_milestones', 'id'], ['release_issue_changes', 'id'], ['sprint_events', 'id'], ['audit_log', 'id'], ['zenhub_epics', 'id'], ['priorities', 'id'],
+  ['zenhub_epic_key_dates', 'id']
 ]
 
 const BATCH = 500

@@ -9,7 +9,7 @@ import { LOCAL_REPO_IDS } from '../../db/repositories.js'
  */
 export type NodeType = 'Issue' | 'Pipeline' | 'Repository' | 'Sprint' | 'ZenhubUser' | 'ZenhubOrganization' | 'User' | 'PipelineIssue' | 'Epic' | 'IssueDependency' | 'ZenhubLabel' | 'Release' | 'SprintIssue' | 'Label' | 'Milestone' | 'Organization'
   | 'SprintConfig' | 'WorkspaceRepository' | 'TimelineItem' | 'ZenhubEpic' | 'Priority'
-  | 'PipelineConfiguration' | 'PipelineAutomation' | 'WorkspaceFavorite' | 'SprintReview' | 'SprintReviewFeature'
+  | 'PipelineConfiguration' | 'PipelineAutomation' | 'WorkspaceFavorite' | 'SprintReview' | 'SprintReviewFeature' | 'KeyDate'
 
 const TEXT = 1n << 96n
 const HEX = /^[0-9a-f]{24}$/
@@ -73,7 +73,7 @@ export function pipelineIssueKey (id: string): { issueId: number, workspaceId: s
 export function nodeKey (id: string): { type: NodeType, key: number | string } | undefined {
   const parsed = parseId(id)
   if (parsed === undefined) return undefined
-  const numeric: NodeType[] = ['Issue', 'Repository', 'ZenhubUser', 'ZenhubOrganization', 'Epic', 'ZenhubEpic']
+  const numeric: NodeType[] = ['Issue', 'Repository', 'ZenhubUser', 'ZenhubOrganization', 'Epic', 'ZenhubEpic', 'KeyDate']
   if (numeric.includes(parsed.type)) return parsed.integer > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : { type: parsed.type, key: Number(parsed.integer) }
   return { type: parsed.type, key: textOf(parsed.integer) }
 }

@@ -22,6 +22,8 @@ import { pipelineAutomationLoaders, pipelineAutomationResolvers } from './resolv
 import { dependencyItemLoaders } from './resolvers/dependency-items.js'
 import { priorityLoaders, priorityTypeResolvers } from './resolvers/priorities.js'
 import { prConnectionLoaders } from './resolvers/pr-connections.js'
+import { zenhubEpicMetaLoaders, zenhubEpicMetaQueries, zenhubEpicMetaTypeResolvers } from './resolvers/zenhub-epic-meta.js'
+import { epicDateLoaders } from './resolvers/epic-dates.js'
 
 /** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
 async function schemaText (): Promise<string> {
@@ -66,14 +68,15 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   await fastify.register(mercurius, {
     schema: await schemaText(),
     resolvers: {
-      Query: { ...queryResolvers, ...clientQueryResolvers },
+      Query: { ...queryResolvers, ...clientQueryResolvers, ...zenhubEpicMetaQueries },
       Mutation: mutations,
-      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers, pipelineAutomationResolvers)
+      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers, pipelineAutomationResolvers,
+        zenhubEpicMetaTypeResolvers)
     } as never,
     loaders: withMore(
       loaders,
       zenhubEpicLoaders, clientFieldLoaders, priorityLoaders,
-      prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders
+      prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders, zenhubEpicMetaLoaders, epicDateLoaders
     ) as never,
     routes: false,
     graphiql: false,

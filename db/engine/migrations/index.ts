@@ -25,6 +25,7 @@ import { issueBodyMigration } from './issue-body.js'
 import { zenhubEpicsMigration } from './zenhub-epics.js'
 import { labelsMigration } from './labels.js'
 import { hostedFieldsMigration } from './hosted-fields.js'
+import { zenhubEpicMetaMigration } from './zenhub-epic-meta.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -56,6 +57,7 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '024-key-check': keyCheckMigration(),
     '025-issue-body': issueBodyMigration(),
     '026-zenhub-epics': zenhubEpicsMigration(engine),
+    '027-zenhub-epic-meta': zenhubEpicMetaMigration(engine),
     '028-priorities': prioritiesMigration(engine),
     '029-hosted-fields': hostedFieldsMigration(),
     '030-labels': labelsMigration(engine)

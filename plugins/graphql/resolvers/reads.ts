@@ -12,6 +12,7 @@ import {
 import { pipelineFor, workspaceFor } from './visibility.js'
 import { smallIssueConnection } from './issue-connections.js'
 import { workspaceZenhubFields, zenhubEpicNode } from './zenhub-epics.js'
+import { keyDateNode } from './zenhub-epic-meta.js'
 
 type Ctx = GraphContext
 interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
@@ -180,6 +181,7 @@ async function nodeOf (ctx: Ctx, id: string): Promise<unknown> {
     case 'ZenhubUser': return key === ctx.user.id ? viewerObject(ctx) : null
     case 'ZenhubOrganization': return key === 1 ? ORGANIZATION : null
     case 'ZenhubEpic': return await zenhubEpicNode(ctx, key as number)
+    case 'KeyDate': return await keyDateNode(ctx, key as number)
     default: return null
   }
 }

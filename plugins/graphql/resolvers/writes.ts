@@ -14,6 +14,8 @@ import { priorityWrites } from './priorities.js'
 import { prConnectionWrites } from './pr-connections.js'
 import { labelDefinitionWrites } from './writes-label-definitions.js'
 import { workspaceWrites } from './writes-workspaces.js'
+import { zenhubEpicMetaWrites } from './zenhub-epic-meta.js'
+import { epicDateWrites } from './epic-dates.js'
 import { pipelineFor } from './visibility.js'
 
 export interface BlockageEnd { id: string, type: 'ISSUE' | 'ZENHUB_EPIC' }
@@ -113,5 +115,7 @@ export const mutationResolvers = {
   ...priorityWrites,
   ...prConnectionWrites,
   ...labelDefinitionWrites,
-  ...workspaceWrites
+  ...workspaceWrites,
+  ...zenhubEpicMetaWrites,
+  ...epicDateWrites
 }

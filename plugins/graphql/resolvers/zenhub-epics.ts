@@ -17,14 +17,14 @@ const PERMISSIONS = ['NONE', 'READ', 'WRITE', 'ADMIN']
 const iso = (text: string) => new Date(text).toISOString()
 
 /** The viewer's highest level on a visible workspace's repositories (0 when it is not visible). */
-async function levelIn (ctx: Ctx, workspaceId: string): Promise<number> {
+export async function levelIn (ctx: Ctx, workspaceId: string): Promise<number> {
   const found = await workspaceFor(ctx, workspaceId)
   if (found === undefined) return 0
   return await ctx.auth.bestLevel(ctx.request, found.repoIds.filter((r) => ctx.readable.has(r)))
 }
 
 /** An epic the viewer can see: its workspace is visible to them. */
-async function visibleEpic (ctx: Ctx, id: string): Promise<ZenhubEpicRow> {
+export async function visibleEpic (ctx: Ctx, id: string): Promise<ZenhubEpicRow> {
   const [row] = await ctx.store.zenhubEpics.byIds([numberKey(id, 'ZenhubEpic')])
   if (row === undefined || await workspaceFor(ctx, row.workspace_id) === undefined) throw new NotFound(`zenhub epic ${id} not found`)
   return row
@@ -38,7 +38,7 @@ async function requireWorkspaceWrite (ctx: Ctx, workspaceId: string): Promise<vo
   if (level < LEVELS.write) throw new Forbidden('write permission on the workspace (on one of its repositories) is required')
 }
 
-async function writableEpic (ctx: Ctx, id: string): Promise<ZenhubEpicRow> {
+export async function writableEpic (ctx: Ctx, id: string): Promise<ZenhubEpicRow> {
   mayWrite(ctx)
   const row = await visibleEpic(ctx, id)
   await requireWorkspaceWrite(ctx, row.workspace_id)
@@ -82,7 +82,8 @@ async function epicsAndIssues (ctx: Ctx, input: { zenhubEpicIds: string[], issue
   return { epics: epics.map((e) => e.id), issues: keys }
 }
 
-const after = (rows: ZenhubEpicRow[], order: number[]) => {
+/** The epics after a write, in the order asked. */
+export const after = (rows: ZenhubEpicRow[], order: number[]) => {
   const byId = new Map(rows.map((r) => [r.id, r]))
   return order.map((id) => zenhubEpicObject(byId.get(id)!))
 }
@@ -226,7 +227,7 @@ export const zenhubEpicTypeResolvers = {
     updatedAt: (e: EpicObject) => iso(e.updated_at),
     startOn: (e: EpicObject) => e.start_on,
     endOn: (e: EpicObject) => e.end_on,
-    estimate: () => null,
+    estimate: (e: EpicObject) => e.estimate === null ? null : { value: e.estimate },
     zenhubOrganization: () => ORGANIZATION,
     viewerPermission: async (e: EpicObject, _: unknown, ctx: Ctx) => PERMISSIONS[Math.min(3, await levelIn(ctx, e.workspace_id))],
     creator: async (e: EpicObject, _: unknown, ctx: Ctx) => {
