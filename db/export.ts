@@ -160,13 +160,20 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     eventAfter = [Number(rows.at(-1)!.version), Number(rows.at(-1)!.id)]
   }
 
-  for await (const rows of pages(page, (after) => db.selectFrom('issues').select(['id', 'repo_id', 'number'])
-    .where('is_epic', '=', 1).where('id', '>', after).where('id', '<=', lastIssue).orderBy('id').limit(page).execute())) {
+  for await (const rows of pages(page, (after) => db.selectFrom('issues as i').leftJoin('epic_dates as d', 'd.issue_id', 'i.id')
+    .select(['i.id', 'i.repo_id', 'i.number', 'd.start_on', 'd.end_on'])
+    .where('i.is_epic', '=', 1).where('i.id', '>', after).where('i.id', '<=', lastIssue).orderBy('i.id').limit(page).execute())) {
     const members = await db.selectFrom('epic_issues as e').innerJoin('issues as i', 'i.id', 'e.issue_id').select(['e.epic_id', 'i.repo_id', 'i.number'])
       .where('e.epic_id', 'in', rows.map((r) => r.id)).where('i.id', '<=', lastIssue).orderBy('i.repo_id').orderBy('i.number').execute()
     for (const epic of rows) {
       const issues = members.filter((m) => Number(m.epic_id) === Number(epic.id)).map((m) => ({ repo_id: Number(m.repo_id), issue_number: Number(m.number) }))
-      yield ['epics', { repo_id: Number(epic.repo_id), issue_number: Number(epic.number), issues }]
+      yield ['epics', {
+        repo_id: Number(epic.repo_id),
+        issue_number: Number(epic.number),
+        ...(epic.start_on == null ? {} : { start_on: epic.start_on }),
+        ...(epic.end_on == null ? {} : { end_on: epic.end_on }),
+        issues
+      }]
     }
   }
 
@@ -213,14 +220,28 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   yield * sprintRecords(db, lastIssue)
 
   for await (const rows of pages(page, (after) => db.selectFrom('zenhub_epics as e').leftJoin('users as u', 'u.id', 'e.creator_id')
-    .select(['e.id', 'e.workspace_id', 'e.title', 'e.body', 'e.state', 'e.start_on', 'e.end_on', 'u.login as creator', 'e.created_at', 'e.updated_at'])
+    .select(['e.id', 'e.workspace_id', 'e.title', 'e.body', 'e.state', 'e.start_on', 'e.end_on', 'u.login as creator', 'e.created_at', 'e.updated_at', 'e.estimate'])
     .where('e.id', '>', after).orderBy('e.id').limit(page).execute())) {
+    const ids = rows.map((r) => r.id)
     const members = await db.selectFrom('zenhub_epic_issues as m').innerJoin('issues as i', 'i.id', 'm.issue_id').select(['m.epic_id', 'i.repo_id', 'i.number', 'm.added_at'])
-      .where('m.epic_id', 'in', rows.map((r) => r.id)).where('i.id', '<=', lastIssue).orderBy('m.epic_id').orderBy('m.added_at').orderBy('m.issue_id').execute()
-    for (const e of rows) {
-      const issues = members.filter((m) => Number(m.epic_id) === Number(e.id))
-        .map((m) => ({ repo_id: Number(m.repo_id), issue_number: Number(m.number), added_at: m.added_at }))
-      yield ['zenhub_epics', { ...e, id: Number(e.id), issues }]
+      .where('m.epic_id', 'in', ids).where('i.id', '<=', lastIssue).orderBy('m.epic_id').orderBy('m.added_at').orderBy('m.issue_id').execute()
+    const assignees = await db.selectFrom('zenhub_epic_assignees as a').innerJoin('users as u', 'u.id', 'a.user_id').select(['a.epic_id', 'u.login', 'a.added_at'])
+      .where('a.epic_id', 'in', ids).orderBy('a.epic_id').orderBy('a.added_at').orderBy('a.user_id').execute()
+    const labels = await db.selectFrom('zenhub_epic_labels').select(['epic_id', 'name', 'color', 'added_at']).where('epic_id', 'in', ids).orderBy('epic_id').orderBy('name').execute()
+    const keyDates = await db.selectFrom('zenhub_epic_key_dates').select(['id', 'epic_id', 'date', 'description', 'created_at'])
+      .where('epic_id', 'in', ids).orderBy('epic_id').orderBy('date').orderBy('id').execute()
+    for (const { estimate, ...e } of rows) {
+      const of = <T extends { epic_id: number | string | bigint }>(list: T[]) => list.filter((m) => Number(m.epic_id) === Number(e.id))
+      const issues = of(members).map((m) => ({ repo_id: Number(m.repo_id), issue_number: Number(m.number), added_at: m.added_at }))
+      yield ['zenhub_epics', {
+        ...e,
+        id: Number(e.id),
+        ...(estimate === null ? {} : { estimate: Number(estimate) }),
+        issues,
+        assignees: of(assignees).map((a) => ({ login: a.login, added_at: a.added_at })),
+        labels: of(labels).map((l) => ({ name: l.name, ...(l.color === null ? {} : { color: l.color }), added_at: l.added_at })),
+        key_dates: of(keyDates).map((k) => ({ id: Number(k.id), date: k.date, description: k.description, created_at: k.created_at }))
+      }]
     }
   }
 

@@ -5,6 +5,7 @@ import { newObjectId, nowIso } from './ids.js'
 import { notedEvents, type Executor } from './engine/transaction.js'
 import { engineOf } from './engine/engine.js'
 import { isCalendarDate, isTimeZone } from './zoned-time.js'
+import { checkedEstimate, checkedLabel } from './zenhub-epic-meta.js'
 import { EARLIEST_DAY, LATEST_DAY } from '../schemas/formats.js'
 
 export interface RestoredEvent {
@@ -62,6 +63,14 @@ export interface RestoredZenhubEpic {
   end_on?: string | null
   created_at?: string
   updated_at?: string
+  estimate?: number | null
+}
+
+/** What an epic that is not an issue carries beside its issues, with users by id. */
+export interface RestoredZenhubEpicMeta {
+  assignees: Array<{ user_id: number, added_at?: string }>
+  labels: Array<{ name: string, color?: string | null, added_at?: string }>
+  key_dates: Array<{ id?: number, date: string, description: string, created_at?: string }>
 }
 
 const iso = (value: string): string => new Date(value).toISOString()
@@ -237,7 +246,9 @@ export function createRestoreRepository (db: Executor) {
     },
 
     /** An epic that is not an issue, with its id (when given), times and issues as they were. */
-    async addZenhubEpic (epic: RestoredZenhubEpic, creatorId: number | null, issues: Array<{ issue_id: number, added_at?: string }>): Promise<void> {
+    async addZenhubEpic (
+      epic: RestoredZenhubEpic, creatorId: number | null, issues: Array<{ issue_id: number, added_at?: string }>, meta?: RestoredZenhubEpicMeta
+    ): Promise<void> {
       if (await db.selectFrom('workspaces').select('id').where('id', '=', epic.workspace_id).executeTakeFirst() === undefined) throw new Invalid(`workspace ${epic.workspace_id} does not exist`)
       for (const [field, value] of [['start_on', epic.start_on], ['end_on', epic.end_on]] as const) {
         if (value !== undefined && value !== null && !isCalendarDate(value)) throw new Invalid(`${field} '${value}' is not a date from ${EARLIEST_DAY} to ${LATEST_DAY}`)
@@ -258,18 +269,51 @@ export function createRestoreRepository (db: Executor) {
         end_on: epic.end_on ?? null,
         creator_id: creatorId,
         created_at: createdAt,
-        updated_at: epic.updated_at === undefined ? createdAt : iso(epic.updated_at)
+        updated_at: epic.updated_at === undefined ? createdAt : iso(epic.updated_at),
+        estimate: checkedEstimate(epic.estimate ?? null)
       }).returning('id').executeTakeFirstOrThrow()
+      const epicId = Number(row.id)
       const seen = new Set<number>()
       const members = issues.filter((m) => !seen.has(m.issue_id) && seen.add(m.issue_id) !== undefined)
-        .map((m) => ({ epic_id: Number(row.id), issue_id: m.issue_id, added_at: m.added_at === undefined ? createdAt : iso(m.added_at) }))
+        .map((m) => ({ epic_id: epicId, issue_id: m.issue_id, added_at: m.added_at === undefined ? createdAt : iso(m.added_at) }))
       for (const chunk of chunks(members)) await db.insertInto('zenhub_epic_issues').values(chunk).execute()
+      if (meta === undefined) return
+      const at = (value: string | undefined): string => value === undefined ? createdAt : iso(value)
+      const assignees = [...new Map(meta.assignees.map((a) => [a.user_id, { epic_id: epicId, user_id: a.user_id, added_at: at(a.added_at) }])).values()]
+      for (const chunk of chunks(assignees)) await db.insertInto('zenhub_epic_assignees').values(chunk).execute()
+      const labels = [...new Map(meta.labels.map((l) => {
+        const { name, color } = checkedLabel(l)
+        return [name, { epic_id: epicId, name, color, added_at: at(l.added_at) }]
+      })).values()]
+      for (const chunk of chunks(labels)) await db.insertInto('zenhub_epic_labels').values(chunk).execute()
+      for (const k of meta.key_dates) {
+        if (!isCalendarDate(k.date)) throw new Invalid(`key date '${k.date}' is not a date from ${EARLIEST_DAY} to ${LATEST_DAY}`)
+        if (k.description.trim().length === 0) throw new Invalid('a key date\'s description must not be blank')
+        if (k.id !== undefined && await db.selectFrom('zenhub_epic_key_dates').select('id').where('id', '=', k.id).executeTakeFirst() !== undefined) {
+          throw new Conflict(`key date ${k.id} already exists`)
+        }
+        await db.insertInto('zenhub_epic_key_dates').values({
+          ...(k.id === undefined ? {} : { id: k.id }),
+          epic_id: epicId,
+          date: k.date,
+          description: k.description.trim(),
+          created_at: at(k.created_at)
+        }).execute()
+      }
     },
 
-    /** After epics kept their ids: PostgreSQL's identity continues past them (SQLite's AUTOINCREMENT does so itself). */
+    /** A legacy epic's start and end dates. */
+    async setEpicDates (issueId: number, startOn: string | null, endOn: string | null): Promise<void> {
+      if (startOn !== null && endOn !== null && startOn > endOn) throw new Invalid('start_on must not be after end_on')
+      await db.insertInto('epic_dates').values({ issue_id: issueId, start_on: startOn, end_on: endOn })
+        .onConflict((oc) => oc.column('issue_id').doUpdateSet({ start_on: startOn, end_on: endOn })).execute()
+    },
+
+    /** After epics and key dates kept their ids: PostgreSQL's identities continue past them (SQLite's AUTOINCREMENT does so itself). */
     async continueZenhubEpicIds (): Promise<void> {
       if (engineOf(db) !== 'postgres') return
       await sql`SELECT setval(pg_get_serial_sequence('zenhub_epics', 'id'), coalesce((SELECT max(id) FROM zenhub_epics), 0) + 1, false)`.execute(db)
+      await sql`SELECT setval(pg_get_serial_sequence('zenhub_epic_key_dates', 'id'), coalesce((SELECT max(id) FROM zenhub_epic_key_dates), 0) + 1, false)`.execute(db)
     },
 
     async makeEpic (id: number, children: number[]): Promise<void> {

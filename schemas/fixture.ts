@@ -105,6 +105,8 @@ export const Fixture = Type.Object({
   epics: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,
     issue_number: PositiveInt,
+    start_on: Type.Optional(Type.Union([CalendarDate, Type.Null()])),
+    end_on: Type.Optional(Type.Union([CalendarDate, Type.Null()])),
     issues: Type.Array(IssueRef)
   }, { additionalProperties: false }))),
   dependencies: Type.Optional(Type.Array(Type.Object({
@@ -179,11 +181,30 @@ export const Fixture = Type.Object({
     creator: Type.Optional(Type.Union([Login, Type.Null()])),
     created_at: Type.Optional(DateTime),
     updated_at: Type.Optional(DateTime),
+    estimate: Type.Optional(Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()])),
     issues: Type.Array(Type.Object({
       ...IssueRef.properties,
       added_at: Type.Optional(DateTime)
-    }, { additionalProperties: false }), { maxItems: 100_000 })
-  }, { additionalProperties: false, description: 'epics that are not issues (ZenhubEpic), each of one workspace, with their issues' }), { maxItems: 100_000 })),
+    }, { additionalProperties: false }), { maxItems: 100_000 }),
+    assignees: Type.Optional(Type.Array(Type.Object({
+      login: Login,
+      added_at: Type.Optional(DateTime)
+    }, { additionalProperties: false }), { maxItems: 10_000 })),
+    labels: Type.Optional(Type.Array(Type.Object({
+      name: Type.String({ minLength: 1, maxLength: 50 }),
+      color: Type.Optional(Type.Union([Type.String({ pattern: '^#?[0-9A-Fa-f]{6}$' }), Type.Null()])),
+      added_at: Type.Optional(DateTime)
+    }, { additionalProperties: false }), { maxItems: 10_000 })),
+    key_dates: Type.Optional(Type.Array(Type.Object({
+      id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'kept: its global id names it' })),
+      date: CalendarDate,
+      description: Type.String({ minLength: 1, maxLength: 1_000 }),
+      created_at: Type.Optional(DateTime)
+    }, { additionalProperties: false }), { maxItems: 10_000 }))
+  }, {
+    additionalProperties: false,
+    description: 'epics that are not issues (ZenhubEpic), each of one workspace, with their issues, assignees, labels and key dates'
+  }), { maxItems: 100_000 })),
   zenhub_labels: Type.Optional(Type.Array(FixtureLabel, { maxItems: 10_000, description: 'the organization\'s labels (GraphQL ZenhubLabel)' })),
   chat: Type.Optional(Type.Object({
     broadcaster: Type.Optional(Login),

@@ -160,6 +160,7 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
       const children: number[] = []
       for (const child of epic.issues) children.push(await restore.issueId(child, 'issues'))
       await restore.makeEpic(id, children)
+      if (epic.start_on != null || epic.end_on != null) await restore.setEpicDates(id, epic.start_on ?? null, epic.end_on ?? null)
       for (const child of children) epicEdges.push([id, child])
     })
   }
@@ -204,15 +205,18 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
       await restore.addSprints({ ...plan, sprints, events })
     })
   }
-  for (const [i, { issues, creator, ...epic }] of (fixture.zenhub_epics ?? []).entries()) {
+  for (const [i, { issues, creator, assignees, labels, key_dates: keyDates, ...epic }] of (fixture.zenhub_epics ?? []).entries()) {
     const creatorId = creator === undefined || creator === null ? null : await userId(creator, `zenhub_epics[${i}].creator`)
+    const assigned: Array<{ user_id: number, added_at?: string }> = []
+    for (const [j, { login, ...rest }] of (assignees ?? []).entries()) assigned.push({ ...rest, user_id: await userId(login, `zenhub_epics[${i}].assignees[${j}]`) })
     await at(`zenhub_epics[${i}]`, async () => {
       const members = []
       for (const { added_at: addedAt, ...ref } of issues) members.push({ issue_id: await restore.issueId(ref, 'issues'), ...(addedAt === undefined ? {} : { added_at: addedAt }) })
-      await restore.addZenhubEpic(epic, creatorId, members)
+      await restore.addZenhubEpic(epic, creatorId, members, { assignees: assigned, labels: labels ?? [], key_dates: keyDates ?? [] })
     })
   }
-  if ((fixture.zenhub_epics ?? []).some((epic) => epic.id !== undefined)) await restore.continueZenhubEpicIds()
+  const keptIds = (fixture.zenhub_epics ?? []).some((epic) => epic.id !== undefined || (epic.key_dates ?? []).some((k) => k.id !== undefined))
+  if (keptIds) await restore.continueZenhubEpicIds()
   for (const [i, label] of (fixture.zenhub_labels ?? []).entries()) await at(`zenhub_labels[${i}]`, async () => { await tx.labels.createOrganizationLabel(label) })
   // Last: the writes above note planning changes of their own.
   for (const issue of fixture.issues ?? []) {

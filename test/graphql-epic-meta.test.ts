@@ -233,8 +233,48 @@ t.test('searchIssuesByZenhubEpics: the epics\' readable issues, by workspace, a 
   t.equal(code(await gql(app, 'bob', LIST_BY_EPIC, { zenhubEpicIds: [], workspaceId: WS_OLD, filters: {}, first: 1 })), 'BAD_USER_INPUT')
 })
 
-t.test('deleting an epic takes its assignees, labels and key dates with it', async (t) => {
-  await gql(app, 'bob', `mutation { deleteZenhubEpic(input: { zenhubEpicId: "${epic1}" }) { zenhubEpicId } }`)
+t.test('export and import carry assignees, labels, key dates, estimates and legacy epic dates, ids kept', async (t) => {
+  const legacy = encodeId('Epic', Number(Buffer.from(await issueId(REPO, 6), 'base64').toString().split('/').pop()))
+  await gql(app, 'bob', UPDATE_EPIC_DATES, { input: { epicId: legacy, startOn: '2026-04-01', endOn: '2026-04-30' } })
+  await gql(app, 'bob', CREATE_KEY_DATE, { input: { zenhubEpicId: epic2, date: '2026-05-05', description: 'Freeze' } })
+  await gql(app, 'bob', SET_ESTIMATE, { input: { zenhubEpicIds: [epic2], value: 2.5 } })
+  await gql(app, 'bob', ADD_LABELS, { input: { zenhubEpicIds: [epic2], labelInfos: [{ name: 'ux', color: 'aabbcc' }] } })
+  const everything = `{ workspace(id: "${WS_OLD}") { zenhubEpics { nodes { id title estimate { value } ${ASSIGNEES} ${LABELS}
+    keyDates { nodes { id date description } } } } } legacy: node(id: "${legacy}") { ... on Epic { startOn endOn } } }`
+  const before = (await gql(app, 'alice', everything)).data
+  t.equal(before.workspace.zenhubEpics.nodes.length, 2)
   const backup = (await app.admin({ url: '/admin/export' })).json()
-  t.same(backup.zenhub_epics.map((e: { title: string }) => e.title), ['Polish'])
+  t.match(backup.zenhub_epics[1], {
+    title: 'Polish',
+    estimate: 2.5,
+    assignees: [{ login: 'alice' }, { login: 'carol' }],
+    labels: [{ name: 'ux', color: 'aabbcc' }],
+    key_dates: [{ date: '2026-05-05', description: 'Freeze' }]
+  })
+  t.match(backup.epics, [{ repo_id: REPO, issue_number: 6, start_on: '2026-04-01', end_on: '2026-04-30' }])
+
+  const tokens = new Map(testFixture().users.map((u) => [u.login, u.token]))
+  const target = await build(t, { fixture: { ...backup, users: backup.users.map((u: { login: string }) => ({ ...u, token: tokens.get(u.login) })) } })
+  t.same((await target.admin({ url: '/admin/export' })).json(), backup, 'the target exports the same file')
+  const after = (await gql(target, 'alice', everything)).data
+  t.same(after, before, 'the same reads, the same ids')
+  const made = await gql(target, 'bob', CREATE_KEY_DATE, { input: { zenhubEpicId: epic2, date: '2026-05-06', description: 'Next' } })
+  const ids = (list: Array<{ id: string }>) => list.map((k) => Number(Buffer.from(k.id, 'base64').toString().split('/').pop()))
+  const kept = ids(after.workspace.zenhubEpics.nodes.flatMap((e: { keyDates: { nodes: Array<{ id: string }> } }) => e.keyDates.nodes))
+  t.ok(ids([made.data.createZenhubEpicKeyDate.keyDate])[0] > Math.max(...kept), 'a new key date gets an id past the kept ones')
+  const twice = await target.admin({ method: 'POST', url: '/admin/import', payload: { zenhub_epics: [{ ...backup.zenhub_epics[1], id: undefined }] } })
+  t.equal(twice.statusCode, 409, 'a kept key date id taken')
+  t.match(twice.json().message, /key date \d+ already exists/)
+  const nobody = { zenhub_epics: [{ workspace_id: WS_OLD, title: 'X', issues: [], assignees: [{ login: 'nobody' }] }] }
+  const badLogin = await target.admin({ method: 'POST', url: '/admin/import', payload: nobody })
+  t.equal(badLogin.statusCode, 400)
+  t.match(badLogin.json().message, /zenhub_epics\[0\]\.assignees\[0\]: unknown login 'nobody'/)
+})
+
+t.test('deleting an epic takes its assignees, labels and key dates with it', async (t) => {
+  const keyDate = (await gql(app, 'alice', KEY_DATES, { id: epic1 })).data.node.keyDates.nodes[0].id
+  await gql(app, 'bob', `mutation { deleteZenhubEpic(input: { zenhubEpicId: "${epic1}" }) { zenhubEpicId } }`)
+  t.same((await gql(app, 'alice', `{ node(id: "${keyDate}") { id } }`)).data.node, null, 'its key dates go')
+  const backup = (await app.admin({ url: '/admin/export' })).json()
+  t.same(backup.zenhub_epics.map((e: { title: string, key_dates: unknown[] }) => [e.title, e.key_dates.length]), [['Polish', 1]])
 })
