@@ -18,6 +18,8 @@ export interface BulkIssue extends NewIssue {
   assignees?: Array<{ login: string, avatar_url?: string | null }>
   /** the issue host's description */
   body?: string
+  /** who made it here (a native issue): users.id */
+  creatorId?: number
 }
 
 /**
@@ -154,7 +156,8 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
             created_at: issue.createdAt === undefined ? now : new Date(issue.createdAt).toISOString(),
             milestone_number: issue.milestoneNumber ?? null,
             is_pull_request: issue.pullRequest === true ? 1 : 0,
-            body: issue.body === undefined || issue.body === '' ? null : issue.body
+            body: issue.body === undefined || issue.body === '' ? null : issue.body,
+            creator_id: issue.creatorId ?? null
           })))
           .returning(['id', 'repo_id', 'number']).execute()
         for (const row of inserted) ids.set(`${Number(row.repo_id)}:${Number(row.number)}`, Number(row.id))

@@ -91,9 +91,9 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     }]
   }
 
-  for await (const rows of pages(page, (after) => db.selectFrom('issues')
-    .select(['id', 'repo_id', 'number', 'title', 'state', 'estimate', 'created_at', 'planning_changed_at', 'milestone_number', 'is_pull_request', 'body'])
-    .where('id', '>', after).where('id', '<=', lastIssue).orderBy('id').limit(page).execute())) {
+  for await (const rows of pages(page, (after) => db.selectFrom('issues as i').leftJoin('users as u', 'u.id', 'i.creator_id')
+    .select(['i.id', 'i.repo_id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.created_at', 'i.planning_changed_at', 'i.milestone_number', 'i.is_pull_request', 'i.body', 'u.login as creator'])
+    .where('i.id', '>', after).where('i.id', '<=', lastIssue).orderBy('i.id').limit(page).execute())) {
     const ids = rows.map((r) => r.id)
     const placements = await db.selectFrom('placements').select(['issue_id', 'workspace_id', 'pipeline_id', 'position']).where('issue_id', 'in', ids).execute()
     const plusOnes = await db.selectFrom('plus_ones').select(['issue_id', 'created_at']).where('issue_id', 'in', ids).orderBy('created_at').orderBy('id').execute()
@@ -120,6 +120,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       if (i.milestone_number !== null) record.milestone_number = Number(i.milestone_number)
       if (Number(i.is_pull_request) === 1) record.pull_request = true
       if (i.body !== null) record.body = i.body
+      if (i.creator !== null) record.creator = i.creator
       const ones = plusOnes.filter((p) => Number(p.issue_id) === Number(i.id)).map((p) => p.created_at)
       if (ones.length > 0) record.plus_ones = ones
       if (Object.keys(pipelines).length > 0) record.pipelines = pipelines

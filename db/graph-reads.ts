@@ -7,7 +7,7 @@ import type { Executor } from './engine/transaction.js'
  * workspaces…) and answers in one statement, so a page costs a fixed number of queries.
  */
 export type IssueNode = Pick<Selectable<IssuesTable>, 'id' | 'repo_id' | 'number' | 'title' | 'state' | 'estimate' | 'is_epic' | 'is_pull_request'
-  | 'milestone_number' | 'created_at' | 'host_updated_at' | 'planning_changed_at'>
+  | 'milestone_number' | 'created_at' | 'host_updated_at' | 'planning_changed_at' | 'creator_id'>
 export interface PlacementNode { issue_id: number, workspace_id: string, pipeline_id: string, rank: number }
 export interface PipelineNode { id: string, workspace_id: string, name: string, sort_order: number, created_at: string, updated_at: string }
 export interface WorkspaceNode { id: string, name: string, description: string | null, created_at: string }
@@ -63,7 +63,7 @@ export interface IssuePage { rows: Array<IssueNode & { key: IssueKey }>, hasMore
 export interface IssueCounts { issues: number, pullRequests: number, estimates: number }
 
 const ISSUE_COLUMNS = ['i.id', 'i.repo_id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'i.is_pull_request',
-  'i.milestone_number', 'i.created_at', 'i.host_updated_at', 'i.planning_changed_at'] as const
+  'i.milestone_number', 'i.created_at', 'i.host_updated_at', 'i.planning_changed_at', 'i.creator_id'] as const
 
 const toIssue = <T extends Record<string, unknown>>(r: T): T & IssueNode => ({
   ...r,
@@ -73,7 +73,8 @@ const toIssue = <T extends Record<string, unknown>>(r: T): T & IssueNode => ({
   estimate: r.estimate === null ? null : Number(r.estimate),
   is_epic: Number(r.is_epic),
   is_pull_request: Number(r.is_pull_request),
-  milestone_number: r.milestone_number === null ? null : Number(r.milestone_number)
+  milestone_number: r.milestone_number === null ? null : Number(r.milestone_number),
+  creator_id: r.creator_id === null || r.creator_id === undefined ? null : Number(r.creator_id)
 }) as T & IssueNode
 
 type IssueEb = ExpressionBuilder<Database & { i: Database['issues'] }, 'i'>

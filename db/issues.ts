@@ -214,6 +214,11 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
     },
 
     /** Sets (a number) or clears (null) the estimate; records the event and announces it. */
+    /** Records who made a native issue (GraphQL Issue.creator). */
+    async setCreator (repoId: number, number: number, userId: number): Promise<void> {
+      await db.updateTable('issues').set({ creator_id: userId }).where('repo_id', '=', repoId).where('number', '=', number).execute()
+    },
+
     async setEstimate (user: User, repo: Repository, number: number, value: number | null): Promise<void> {
       if (value !== null && !(value >= 0 && value <= 1e9)) throw new Invalid('estimate must be from 0 to 1e9, or null to clear it')
       // The board row the estimate changes (none when it was already so).

@@ -133,6 +133,8 @@ export interface IssuesTable {
   is_pull_request: Generated<number>
   /** the issue host's description (null: none), at most BODY_LIMIT characters (db/issue-host/host-sync.ts) */
   body: Generated<string | null>
+  /** who made it here (native issues only): users.id */
+  creator_id: Generated<number | null>
 }
 export interface PlusOnesTable { id: Generated<number>, issue_id: number, created_at: string }
 export interface MilestonesTable {

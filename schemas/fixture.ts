@@ -56,6 +56,7 @@ export const Fixture = Type.Object({
     created_at: Type.Optional(DateTime),
     estimate: Type.Optional(Type.Number({ minimum: 0 })),
     author: Type.Optional(Login),
+    creator: Type.Optional(Type.Union([Login, Type.Null()], { description: 'who made a native issue here (GraphQL Issue.creator); not the issue host\'s author' })),
     milestone_number: Type.Optional(PositiveInt),
     pull_request: Type.Optional(Type.Boolean({ description: 'a pull request (they share the issues\' numbers)' })),
     body: Type.Optional(Type.String({ maxLength: 65_536, description: 'the issue host\'s description (Markdown)' })),

@@ -119,10 +119,15 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
         authorId = authors.get(issue.author) ?? await userId(issue.author, `issues[${start + j}].author`)
         authors.set(issue.author, authorId)
       }
+      let creatorId: number | undefined
+      if (issue.creator !== undefined && issue.creator !== null) {
+        creatorId = authors.get(issue.creator) ?? await userId(issue.creator, `issues[${start + j}].creator`)
+        authors.set(issue.creator, creatorId)
+      }
       const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate } = issue
       const { milestone_number: milestone, pull_request: pullRequest, created_at: createdAt, labels, assignees, body } = issue
       const more = { pullRequest, createdAt, labels, assignees, body, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
-      batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...more })
+      batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...more, ...(creatorId === undefined ? {} : { creatorId }) })
     }
     await at('', async () => await bulk.create(batch, start, (i) => `issues[${i}]`))
     progress?.(Math.min(start + BATCH, issues.length), issues.length)

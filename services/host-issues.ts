@@ -88,6 +88,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
         const local = { id: repo.id, owner: repo.owner, name: repo.name, host_updated_at: null }
         const created = await sync.issue(local, issue)
         if (created !== 'created') throw new Conflict(`issue ${issue.number} already exists in repository ${repo.id}`)
+        if (host === undefined) await tx.issues.setCreator(repo.id, issue.number, user.id)
         if (input.pipeline_id !== undefined && workspaceId !== undefined) {
           await createBoardsRepository(tx.db, store.events).move(user, workspaceId, repo, issue.number, input.pipeline_id, input.position ?? 'top')
         }

@@ -24,6 +24,7 @@ import { keyCheckMigration } from './key-check.js'
 import { issueBodyMigration } from './issue-body.js'
 import { zenhubEpicsMigration } from './zenhub-epics.js'
 import { labelsMigration } from './labels.js'
+import { issueCreatorMigration } from './issue-creator.js'
 import { hostedFieldsMigration } from './hosted-fields.js'
 import { zenhubEpicMetaMigration } from './zenhub-epic-meta.js'
 
@@ -60,7 +61,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '027-zenhub-epic-meta': zenhubEpicMetaMigration(engine),
     '028-priorities': prioritiesMigration(engine),
     '029-hosted-fields': hostedFieldsMigration(),
-    '030-labels': labelsMigration(engine)
+    '030-labels': labelsMigration(engine),
+    '032-issue-creator': issueCreatorMigration()
   }
 }
 

@@ -82,6 +82,15 @@ export const clientFieldResolvers = {
 
 export const clientFieldLoaders = {
   Issue: {
+    /** The users who made the page's native issues: one statement. */
+    async creator (queries: Array<Query<IssueObject>>, ctx: Ctx) {
+      const ids = [...new Set(queries.flatMap((q) => q.obj.creator_id === null ? [] : [q.obj.creator_id]))]
+      const users = new Map((await ctx.reads.usersByIds(ids)).map((u) => [u.id, u]))
+      return queries.map((q) => {
+        const user = q.obj.creator_id === null ? undefined : users.get(q.obj.creator_id)
+        return user === undefined ? null : { __typename: 'ZenhubUser' as const, id: user.id, login: user.login, created_at: user.created_at }
+      })
+    },
     /** One check per workspace asked for (a page names one), none per issue. */
     async zenhubUrl (queries: Array<Query<IssueObject, { workspaceId: string }>>, ctx: Ctx) {
       const holds = new Map<string, Set<number> | undefined>()
