@@ -31,4 +31,3 @@ t.test('an issue made here names its creator; the others name none; export and i
   t.equal(refused.statusCode, 400)
   t.match(refused.json().message, /creator/)
 })
-
