@@ -408,6 +408,12 @@ export function createGraphReads (db: Executor) {
      * Each pipeline's issue-host label, and whether it is written anywhere: its workspace holds a
      * repository bound to a connection with a token (the outbox's condition, db/issue-host/host-writes.ts).
      */
+    async sprintIssuesClosedAfter (sprintId: string, at: string): Promise<IssueNode[]> {
+      return (await db.selectFrom('sprint_issues as si').innerJoin('issues as i', 'i.id', 'si.issue_id')
+        .innerJoin(db.selectFrom('issue_states').select(['issue_id', sql<string>`max(at)`.as('closed_at')]).where('state', '=', 'closed').groupBy('issue_id').as('c'), 'c.issue_id', 'i.id')
+        .select(ISSUE_COLUMNS).where('si.sprint_id', '=', sprintId).where('i.state', '=', 'closed').where('c.closed_at', '>', at)
+        .orderBy('c.closed_at').orderBy('i.id').execute()).map(toIssue)
+    },
     async pipelineLabelsOf (ids: readonly string[]) {
       if (ids.length === 0) return []
       return (await db.selectFrom('pipelines as p').innerJoin('workspaces as w', 'w.id', 'p.workspace_id')

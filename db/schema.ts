@@ -71,6 +71,8 @@ export interface Database extends ChatBotTables {
   priorities: PrioritiesTable
   issue_priorities: IssuePrioritiesTable
   issue_pr_connections: IssuePrConnectionsTable
+  workspace_favorites: WorkspaceFavoritesTable
+  workspace_views: WorkspaceViewsTable
 }
 
 export interface UsersTable {
@@ -192,6 +194,10 @@ export interface PrioritiesTable {
 export interface IssuePrioritiesTable { workspace_id: string, issue_id: number, priority_id: number, set_at: string }
 /** A pull request connected to an issue (both rows of `issues`). */
 export interface IssuePrConnectionsTable { issue_id: number, pull_request_id: number, created_at: string }
+/** A workspace a user marked as a favorite (theirs only). */
+export interface WorkspaceFavoritesTable { user_id: number, workspace_id: string, created_at: string }
+/** When a user last opened a workspace (their most recent ones only: db/workspace-views.ts). */
+export interface WorkspaceViewsTable { user_id: number, workspace_id: string, viewed_at: string }
 export interface PipelinesTable {
   id: string
   workspace_id: string

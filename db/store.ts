@@ -31,6 +31,8 @@ import { writeTransaction, type Executor } from './engine/transaction.js'
 import { createUsersRepository } from './users.js'
 import { createWebhooksRepository } from './webhooks.js'
 import { createWorkspacesRepository } from './workspaces.js'
+import { createWorkspaceFavorites } from './workspace-favorites.js'
+import { createWorkspaceViews } from './workspace-views.js'
 
 /** Every domain's data functions over one executor (the database, or one open transaction). */
 function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
@@ -56,6 +58,8 @@ function repositories (db: Executor, events: DomainEvents, secrets: SecretBox) {
     ownRepositories: createOwnRepositories(db),
     priorities: createPrioritiesRepository(db),
     prConnections: createPrConnectionsRepository(db),
+    workspaceFavorites: createWorkspaceFavorites(db),
+    workspaceViews: createWorkspaceViews(db),
     milestones: createMilestonesRepository(db),
     labels: createLabelsRepository(db),
     dependencies: createDependenciesRepository(db, events),

@@ -170,6 +170,8 @@ const boardLive: FastifyPluginAsyncTypebox<BoardLiveOptions> = async (fastify, o
       }
       throw httpErrors.notFound(`workspace ${request.params.workspace_id} not found`)
     }
+    // The board page opens a workspace's stream once per visit: recentlyViewedWorkspaces (db/workspace-views.ts).
+    await fastify.planningStore.workspaceViews.record(user.id, request.params.workspace_id).catch((err: unknown) => { request.log.warn({ err }, 'a workspace view was not recorded') })
     const stream: Stream = { workspace: request.params.workspace_id, userId: user.id, auth, raw: reply.raw, seen, busy: false, again: false }
     reply.hijack()
     reply.raw.writeHead(200, {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, buildWithSql, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, P } from './helper.js'
+import { build, buildWithSql, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql, type Gql } from './gql.js'
 
@@ -98,4 +98,91 @@ t.test('pipelineConfiguration: the issue-host label written on entering, only wh
     [[encodeId('PipelineAutomation', P.doing), { labels: [{ name: 'status: doing', color: null }] }]])
   t.same(synced[0].pipelineConfiguration.pipelineAutomations.totalCount, 0, 'pipelines without a label: none')
   await sql('UPDATE repositories SET connection_id = NULL WHERE id = ?', [OTHER_REPO])
+})
+
+const FAVORITES = `query FavoriteWorkspaces { viewer { workspaceFavorites(first: 50) { nodes { id workspace { id name displayName description viewerPermission isFavorite
+  zenhubOrganization { id name } repositoriesConnection(first: 1) { totalCount } pipelinesConnection(first: 1) { totalCount } } } } } }`
+const LIST = 'query ListWorkspaces { viewer { zenhubOrganizations(first: 50) { nodes { id name workspaces(first: 100) { nodes { id name isFavorite viewerPermission } } } } } }'
+const RECENT = `query RecentWorkspaces { recentlyViewedWorkspaces(first: 50) { nodes { id name displayName description isFavorite viewerPermission
+  zenhubOrganization { id name } repositoriesConnection(first: 1) { totalCount } pipelinesConnection(first: 1) { totalCount } } } }`
+const favorite = async (login: 'alice' | 'bob' | 'carol' | 'dave', ws: string, how = 'setFavoriteWorkspace') => await gql(app, login,
+  `mutation($i: ${how === 'setFavoriteWorkspace' ? 'SetFavoriteWorkspaceInput' : 'DeleteWorkspaceFavoriteInput'}!) { ${how}(input: $i) { clientMutationId ${how === 'setFavoriteWorkspace' ? 'workspaceFavorite { id createdAt workspace { id isFavorite } }' : 'workspace { id isFavorite }'} } }`,
+  { i: { workspaceId: ws, clientMutationId: 'c1' } })
+const favorites = async (login: 'alice' | 'bob' | 'carol' | 'dave') => (await gql(app, login, FAVORITES)).data.viewer.workspaceFavorites.nodes.map((f: any) => f.workspace.name)
+const listed = async (login: 'alice' | 'bob' | 'carol' | 'dave') => Object.fromEntries((await gql(app, login, LIST)).data.viewer.zenhubOrganizations.nodes[0].workspaces.nodes.map((w: any) => [w.name, w.isFavorite]))
+
+t.test('favorite workspaces: per user, persisted, shown to nobody else; NOT_FOUND for a workspace the viewer cannot see', async (t) => {
+  t.same(await favorites('bob'), [])
+  t.same(await listed('bob'), { Engineering: false, Roadmap: false })
+  const set = await favorite('bob', WS_NEW)
+  t.same(set.data.setFavoriteWorkspace, { clientMutationId: 'c1', workspaceFavorite: { id: encodeId('WorkspaceFavorite', WS_NEW), createdAt: set.data.setFavoriteWorkspace.workspaceFavorite.createdAt, workspace: { id: WS_NEW, isFavorite: true } } })
+  const again = await favorite('bob', WS_NEW)
+  t.equal(again.data.setFavoriteWorkspace.workspaceFavorite.createdAt, set.data.setFavoriteWorkspace.workspaceFavorite.createdAt, 'marking again keeps the first time')
+  await favorite('bob', WS_OLD)
+  t.same(await favorites('bob'), ['Roadmap', 'Engineering'], 'oldest mark first')
+  const full = (await gql(app, 'bob', FAVORITES)).data.viewer.workspaceFavorites.nodes[0].workspace
+  t.match(full, { id: WS_NEW, name: 'Roadmap', displayName: 'Roadmap', description: 'Plans', viewerPermission: 'WRITE', isFavorite: true, repositoriesConnection: { totalCount: 1 }, pipelinesConnection: { totalCount: 2 } })
+  t.same(await listed('bob'), { Engineering: true, Roadmap: true })
+  t.same(await listed('carol'), { Engineering: false, Roadmap: false }, 'bob\'s marks are his own')
+  t.same(await favorites('carol'), [])
+  const stored = await sql('SELECT user_id, workspace_id FROM workspace_favorites ORDER BY workspace_id')
+  t.same(stored.map((r) => [Number(r.user_id), r.workspace_id]), [[2, WS_OLD], [2, WS_NEW]], 'persisted')
+
+  const removed = await favorite('bob', WS_OLD, 'deleteWorkspaceFavorite')
+  t.same(removed.data.deleteWorkspaceFavorite, { clientMutationId: 'c1', workspace: { id: WS_OLD, isFavorite: false } })
+  t.same(await favorites('bob'), ['Roadmap'])
+  t.notOk((await favorite('bob', WS_OLD, 'deleteWorkspaceFavorite')).errors, 'removing one that is not there changes nothing')
+
+  t.equal(code(await favorite('dave', WS_OLD)), 'NOT_FOUND', 'a workspace dave cannot see')
+  t.equal(code(await favorite('dave', 'ffffffffffffffffffffffff')), 'NOT_FOUND')
+})
+
+t.test('recently viewed workspaces: workspace(id) and setWorkspaceViewedNow record, at most once a minute, the last 20 kept, own views only, never kept as an answer', async (t) => {
+  t.same((await gql(app, 'bob', RECENT)).data.recentlyViewedWorkspaces.nodes, [], 'nothing opened yet')
+  await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") { name } }`)
+  const one = (await gql(app, 'carol', RECENT)).data.recentlyViewedWorkspaces.nodes
+  t.match(one, [{ id: WS_OLD, name: 'Engineering', displayName: 'Engineering', isFavorite: false, viewerPermission: 'READ', zenhubOrganization: { name: 'Planning server' }, repositoriesConnection: { totalCount: 1 }, pipelinesConnection: { totalCount: 3 } }])
+  const viewedNow = await gql(app, 'carol', 'mutation($i: SetWorkspaceViewedNowInput!) { setWorkspaceViewedNow(input: $i) { clientMutationId workspace { id } } }', { i: { workspaceId: WS_NEW, clientMutationId: 'v' } })
+  t.same(viewedNow.data.setWorkspaceViewedNow, { clientMutationId: 'v', workspace: { id: WS_NEW } })
+  t.same((await gql(app, 'carol', RECENT)).data.recentlyViewedWorkspaces.nodes.map((w: any) => w.id), [WS_NEW, WS_OLD], 'most recent first, answered again (not kept)')
+  t.same((await gql(app, 'carol', `{ recentlyViewedWorkspaces(repositoryGhIds: ["${REPO}"]) { nodes { id } } }`)).data.recentlyViewedWorkspaces.nodes.length, 2)
+  t.same((await gql(app, 'carol', `{ recentlyViewedWorkspaces(repositoryGhIds: ["${OTHER_REPO}"]) { nodes { id } } }`)).data.recentlyViewedWorkspaces.nodes, [], 'carol cannot read web: no workspace by it')
+  t.same((await gql(app, 'bob', RECENT)).data.recentlyViewedWorkspaces.nodes, [], 'carol\'s views are hers')
+  t.equal(code(await gql(app, 'dave', 'mutation($i: SetWorkspaceViewedNowInput!) { setWorkspaceViewedNow(input: $i) { workspace { id } } }', { i: { workspaceId: WS_OLD } })), 'NOT_FOUND')
+  t.same(await gql(app, 'dave', `{ workspace(id: "${WS_OLD}") { name } }`), { data: { workspace: null } })
+  t.same((await sql('SELECT workspace_id FROM workspace_views WHERE user_id = 4')), [], 'a workspace dave cannot see records nothing')
+
+  // Reads of workspace(id) again within the minute: no write (the in-memory note, then the statement's own check).
+  const before = await sql('SELECT viewed_at FROM workspace_views WHERE user_id = 3 AND workspace_id = ?', [WS_OLD])
+  for (let i = 0; i < 3; i++) await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") { id n${i}: name } }`)
+  t.same(await sql('SELECT viewed_at FROM workspace_views WHERE user_id = 3 AND workspace_id = ?', [WS_OLD]), before, 'one write a minute')
+})
+
+t.test('sprintReview: made from the stored sprint data (the REST review\'s counts), null before the sprint starts; empty features and schedules', async (t) => {
+  const config = { length_weeks: 1, starts_on: '2026-01-05', time_zone: 'UTC', carry_over: false }
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${WS_NEW}/sprint_config`, payload: config })).statusCode, 200)
+  const all = (await app.as('alice', { url: `/p2/workspaces/${WS_NEW}/sprints` })).json()
+  const closed = all.filter((s: any) => s.state === 'active')
+  const future = all.filter((s: any) => s.state === 'future')
+  t.ok(closed.length > 0 && future.length > 0, `sprints started and planned: ${all.map((s: any) => s.state).join(' ')}`)
+  const doc = `query SprintReview($sprintId: ID!) { node(id: $sprintId) { ... on Sprint { id name sprintReview { id title body state language lastGeneratedAt manuallyEdited createdAt updatedAt
+    initiatedBy { id } sprintReviewFeatures(first: 50) { totalCount nodes { id title } } sprintReviewSchedules(first: 20) { totalCount nodes { id } }
+    issuesClosedAfterSprintReview(first: 50) { totalCount nodes { id number } } } } } }`
+  const rest = (await app.as('carol', { url: `/p2/sprints/${closed[0].id}/review` }))
+  const review = (await gql(app, 'carol', doc, { sprintId: encodeId('Sprint', closed[0].id) })).data.node.sprintReview
+  t.match(review, {
+    id: encodeId('SprintReview', closed[0].id),
+    title: `Review of ${closed[0].name}`,
+    state: 'IN_PROGRESS',
+    language: 'en',
+    lastGeneratedAt: null,
+    manuallyEdited: false,
+    initiatedBy: null,
+    sprintReviewFeatures: { totalCount: 0, nodes: [] },
+    sprintReviewSchedules: { totalCount: 0, nodes: [] },
+    issuesClosedAfterSprintReview: { totalCount: 0 }
+  })
+  t.ok(review.body.includes(`Completed: ${rest.json().completed.issues} issue`), review.body)
+  t.equal((await gql(app, 'carol', doc, { sprintId: encodeId('Sprint', future[0].id) })).data.node.sprintReview, null, 'a sprint not started: null')
+  t.equal((await gql(app, 'dave', doc, { sprintId: encodeId('Sprint', closed[0].id) })).data.node, null, 'a sprint dave cannot see: null')
 })

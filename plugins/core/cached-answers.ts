@@ -2,9 +2,10 @@ import { CommittedWrites } from './committed-writes.js'
 
 /**
  * A kept answer: its bytes and tag, good at change-counter `version`; `repoId` is the repository
- * whose data it shows (undefined: any write may change it).
+ * whose data it shows (undefined: any write may change it); `viewed`, the workspaces a GraphQL
+ * answer opened (recorded as viewed each time it is sent).
  */
-export interface Entry { version: number, body: Buffer, etag: string, bytes: number, repoId?: number }
+export interface Entry { version: number, body: Buffer, etag: string, bytes: number, repoId?: number, viewed?: readonly string[] }
 
 /** What an entry costs beyond its bytes and key: the entry object, its tag, the map's slot. */
 export const ENTRY_OVERHEAD = 256

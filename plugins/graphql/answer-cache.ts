@@ -14,7 +14,8 @@ export interface AnswerKey { userId: number, scope: string, query: string, varia
  * the counter and the next read runs the document again. Only answers of queries without errors
  * that did not read the clock (a sprint's state moves with time, not with writes) are kept.
  */
-export function graphqlAnswers (fastify: FastifyInstance, megabytes: number) {
+type OnViewed = (request: FastifyRequest, userId: number, workspaceIds: readonly string[]) => Promise<void>
+export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onViewed?: OnViewed) {
   const entries = new ReadCache(Math.round(megabytes * 1024 * 1024))
   const keyOf = (k: AnswerKey): string => createHash('sha256')
     .update(`${k.userId}\0${k.scope}\0${k.operationName ?? ''}\0${JSON.stringify(k.variables ?? null)}\0${k.query}`).digest('base64')
@@ -31,14 +32,15 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number) {
         return { version, key: hashed }
       }
       entries.stats.hits++
+      if (entry.viewed !== undefined && onViewed !== undefined) await onViewed(request, key.userId, entry.viewed)
       await reply.status(200).type(JSON_TYPE).send(entry.body)
       return undefined
     },
-    keep (at: { version: number, key: string }, body: string): void {
+    keep (at: { version: number, key: string }, body: string, viewed?: readonly string[]): void {
       const bytes = Buffer.from(body)
       const previous = entries.peek(at.key)
       if (previous !== undefined && previous.version > at.version) return
-      entries.set(at.key, { version: at.version, body: bytes, etag: '', bytes: bytes.length + 2 * at.key.length + ENTRY_OVERHEAD })
+      entries.set(at.key, { version: at.version, body: bytes, etag: '', bytes: bytes.length + 2 * at.key.length + ENTRY_OVERHEAD, ...(viewed === undefined ? {} : { viewed }) })
     }
   }
 }

@@ -26,4 +26,8 @@ export interface GraphContext {
   hostRead?: boolean
   /** set when a mutation's field ran */
   wrote?: boolean
+  /** set when the answer shows what changes without moving the change counter (the viewer's recent workspaces) */
+  unkept?: boolean
+  /** workspaces `workspace(id)` opened: recorded as viewed again whenever a kept answer of this document is sent */
+  viewed?: string[]
 }

@@ -19,6 +19,8 @@ import { planningReads } from './resolvers/reads-planning.js'
 import { mutationResolvers } from './resolvers/writes.js'
 import { zenhubEpicLoaders, zenhubEpicTypeResolvers } from './resolvers/zenhub-epics.js'
 import { pipelineAutomationLoaders, pipelineAutomationResolvers } from './resolvers/pipeline-automations.js'
+import { sprintReviewResolvers } from './resolvers/sprint-review.js'
+import { workspaceUserLoaders, workspaceUserQueries, workspaceUserResolvers, workspaceUserWrites } from './resolvers/workspace-user.js'
 import { dependencyItemLoaders } from './resolvers/dependency-items.js'
 import { priorityLoaders, priorityTypeResolvers } from './resolvers/priorities.js'
 import { prConnectionLoaders } from './resolvers/pr-connections.js'
@@ -56,10 +58,13 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
 async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean, answerCacheMb?: number, publicUrl?: string }) {
   const reads = createGraphReads(fastify.planningStore.db)
   const clock = opts.now ?? Date.now
-  const answers = graphqlAnswers(fastify, opts.answerCacheMb ?? 16)
+  // A kept answer that opened workspaces records them as viewed again (db/workspace-views.ts bounds the writes).
+  const answers = graphqlAnswers(fastify, opts.answerCacheMb ?? 16, async (request, userId, workspaceIds) => {
+    for (const id of workspaceIds) await fastify.planningStore.workspaceViews.record(userId, id).catch((err: unknown) => { request.log.warn({ err }, 'a workspace view was not recorded') })
+  })
   if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.graphqlCache.stats = () => answers.stats
   // A mutation's fields mark the request: its answer is never kept.
-  const mutations = Object.fromEntries(Object.entries(mutationResolvers).map(([name, resolve]) => [name,
+  const mutations = Object.fromEntries(Object.entries({ ...mutationResolvers, ...workspaceUserWrites }).map(([name, resolve]) => [name,
     (root: unknown, args: unknown, ctx: GraphContext, info: unknown) => {
       ctx.wrote = true
       return (resolve as (...a: unknown[]) => unknown)(root, args, ctx, info)
@@ -68,15 +73,17 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   await fastify.register(mercurius, {
     schema: await schemaText(),
     resolvers: {
-      Query: { ...queryResolvers, ...clientQueryResolvers, ...zenhubEpicMetaQueries },
+      Query: { ...queryResolvers, ...clientQueryResolvers, ...zenhubEpicMetaQueries, ...workspaceUserQueries },
       Mutation: mutations,
-      ...withMore(typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers, pipelineAutomationResolvers,
-        zenhubEpicMetaTypeResolvers)
+      ...withMore(
+        typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers,
+        pipelineAutomationResolvers, zenhubEpicMetaTypeResolvers, workspaceUserResolvers, sprintReviewResolvers
+      )
     } as never,
     loaders: withMore(
       loaders,
       zenhubEpicLoaders, clientFieldLoaders, priorityLoaders,
-      prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders, zenhubEpicMetaLoaders, epicDateLoaders
+      prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders, zenhubEpicMetaLoaders, epicDateLoaders, workspaceUserLoaders
     ) as never,
     routes: false,
     graphiql: false,
@@ -150,7 +157,8 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
     try {
       const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
       const body = JSON.stringify(formatResult(result, request))
-      if (result.errors === undefined && context.wrote !== true && context.clockRead !== true && context.hostRead !== true) answers.keep(kept, body)
+      const keepable = context.wrote !== true && context.clockRead !== true && context.hostRead !== true && context.unkept !== true
+      if (result.errors === undefined && keepable) answers.keep(kept, body, context.viewed)
       return await reply.status(200).type('application/json; charset=utf-8').send(body)
     } catch (err) {
       const errors = (err as { errors?: Error[] }).errors

@@ -27,6 +27,7 @@ import { labelsMigration } from './labels.js'
 import { issueCreatorMigration } from './issue-creator.js'
 import { hostedFieldsMigration } from './hosted-fields.js'
 import { zenhubEpicMetaMigration } from './zenhub-epic-meta.js'
+import { workspaceUserMigration } from './workspace-user.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -62,6 +63,7 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '028-priorities': prioritiesMigration(engine),
     '029-hosted-fields': hostedFieldsMigration(),
     '030-labels': labelsMigration(engine),
+    '031-workspace-user': workspaceUserMigration(engine),
     '032-issue-creator': issueCreatorMigration()
   }
 }

@@ -13,6 +13,7 @@ import { pipelineFor, workspaceFor } from './visibility.js'
 import { smallIssueConnection } from './issue-connections.js'
 import { workspaceZenhubFields, zenhubEpicNode } from './zenhub-epics.js'
 import { keyDateNode } from './zenhub-epic-meta.js'
+import { viewed } from './workspace-user.js'
 
 type Ctx = GraphContext
 interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
@@ -193,7 +194,10 @@ const viewerObject = (ctx: Ctx) => ({ __typename: 'ZenhubUser' as const, ...ctx.
 export const queryResolvers = {
   viewer: (_: unknown, __: unknown, ctx: Ctx) => viewerObject(ctx),
   async workspace (_: unknown, args: { id: string }, ctx: Ctx) {
-    return (await workspaceFor(ctx, args.id))?.workspace ?? null
+    const found = await workspaceFor(ctx, args.id)
+    if (found === undefined) return null
+    await viewed(ctx, found.workspace.id)
+    return found.workspace
   },
   async searchIssuesByPipeline (_: unknown, args: PageArgs & { pipelineId: string, filters: SearchFilters, query?: string | null }, ctx: Ctx) {
     const { pipeline, repoIds } = await pipelineFor(ctx, args.pipelineId)
