@@ -304,6 +304,7 @@ export function createRestoreRepository (db: Executor) {
 
     /** A legacy epic's start and end dates. */
     async setEpicDates (issueId: number, startOn: string | null, endOn: string | null): Promise<void> {
+      for (const date of [startOn, endOn]) if (date !== null && !isCalendarDate(date)) throw new Invalid(`${date} is not a calendar date`)
       if (startOn !== null && endOn !== null && startOn > endOn) throw new Invalid('start_on must not be after end_on')
       await db.insertInto('epic_dates').values({ issue_id: issueId, start_on: startOn, end_on: endOn })
         .onConflict((oc) => oc.column('issue_id').doUpdateSet({ start_on: startOn, end_on: endOn })).execute()

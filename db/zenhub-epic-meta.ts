@@ -1,6 +1,7 @@
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { isCalendarDate } from './zoned-time.js'
+import { lockFor } from './engine/engine.js'
 import { writeTransaction, type Executor } from './engine/transaction.js'
 
 export interface EpicAssignee { epic_id: number, user_id: number, login: string, created_at: string }
@@ -10,6 +11,8 @@ export interface LabelWanted { name: string, color?: string | null }
 
 const LABEL_NAME_MAX = 50
 const DESCRIPTION_MAX = 1_000
+/** At most this many labels and key dates per epic: every read of an epic's stays small. */
+export const MAX_PER_EPIC = 100
 const COLOR = /^#?[0-9A-Fa-f]{6}$/
 const num = (value: number | string | bigint): number => Number(value)
 
@@ -40,6 +43,14 @@ export function createZenhubEpicMetaRepository (db: Executor) {
     const missing = unique.find((id) => !found.has(id))
     if (missing !== undefined) throw new NotFound(`zenhub epic ${missing} not found`)
     return unique
+  }
+  /** Refuses the write when it left an epic with more than MAX_PER_EPIC rows of `table` (the caller's transaction undoes it). */
+  const bounded = async (trx: Executor, table: 'zenhub_epic_labels' | 'zenhub_epic_key_dates', epics: number[], what: string): Promise<void> => {
+    // two writes to one epic count one after the other
+    for (const id of [...epics].sort((a, b) => a - b)) await lockFor(trx, `zenhub-epic:${id}`)
+    const over = await trx.selectFrom(table).select(['epic_id', (eb) => eb.fn.countAll<number>().as('n')]).where('epic_id', 'in', epics)
+      .groupBy('epic_id').having((eb) => eb.fn.countAll(), '>', MAX_PER_EPIC).executeTakeFirst()
+    if (over !== undefined) throw new Invalid(`zenhub epic ${num(over.epic_id)} would have more than ${MAX_PER_EPIC} ${what}`)
   }
 
   const touch = async (trx: Executor, ids: number[], at: string): Promise<void> => {
@@ -109,6 +120,7 @@ export function createZenhubEpicMetaRepository (db: Executor) {
         if (add) {
           await trx.insertInto('zenhub_epic_labels').values(epics.flatMap((epic) => labels.map((l) => ({ epic_id: epic, name: l.name, color: l.color, added_at: at }))))
             .onConflict((oc) => oc.columns(['epic_id', 'name']).doUpdateSet((eb) => ({ color: eb.fn.coalesce(eb.ref('excluded.color'), eb.ref('zenhub_epic_labels.color')) }))).execute()
+          await bounded(trx, 'zenhub_epic_labels', epics, 'labels')
         } else {
           await trx.deleteFrom('zenhub_epic_labels').where('epic_id', 'in', epics).where('name', 'in', labels.map((l) => l.name)).execute()
         }
@@ -135,6 +147,7 @@ export function createZenhubEpicMetaRepository (db: Executor) {
         const at = nowIso()
         const row = await trx.insertInto('zenhub_epic_key_dates').values({ epic_id: epicId, date, description: text, created_at: at })
           .returning(['id', 'epic_id', 'date', 'description', 'created_at']).executeTakeFirstOrThrow()
+        await bounded(trx, 'zenhub_epic_key_dates', [epicId], 'key dates')
         await touch(trx, [epicId], at)
         return { ...row, id: num(row.id), epic_id: num(row.epic_id) }
       })

@@ -7,7 +7,8 @@ const TABLES: Array<keyof Database> = [
   'placements', 'issue_events', 'epic_issues', 'dependencies', 'release_reports', 'release_report_repositories', 'release_report_issues',
   'webhooks', 'webhook_deliveries', 'chat_members', 'chat_messages', 'chat_commands', 'chat_blocked_terms', 'chat_events',
   'issue_states', 'issue_milestones', 'release_issue_changes', 'sprint_configs', 'sprints', 'sprint_issues', 'sprint_events', 'hosted_ids', 'api_tokens', 'oidc_identities', 'audit_log', 'account_links',
-  'zenhub_epics', 'zenhub_epic_issues', 'workspace_own_repositories', 'priorities', 'issue_priorities', 'issue_pr_connections', 'zenhub_epic_assignees', 'zenhub_epic_labels', 'zenhub_epic_key_dates', 'epic_dates'
+  'zenhub_epics', 'zenhub_epic_issues', 'workspace_own_repositories', 'priorities', 'issue_priorities', 'issue_pr_connections', 'zenhub_epic_assignees', 'zenhub_epic_labels', 'zenhub_epic_key_dates', 'epic_dates',
+  'issue_labels', 'issue_assignees', 'repository_labels', 'zenhub_labels', 'workspace_favorites', 'workspace_views'
 ]
 
 /** Identity columns whose sequences must continue after the copied ids (PostgreSQL). */

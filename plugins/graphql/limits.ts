@@ -54,7 +54,9 @@ const isList = (type: GraphQLOutputType) => isListType(getNullableType(type))
  * timeline reads all its events, a sprint's scope change runs the sprint's review. Each counts as
  * this many fields, so a document cannot ask for thousands of them at once.
  */
-const WEIGHTS: Record<string, number> = { body: 1000, timelineItems: 200, scopeChange: 2000, issueLabelOptions: 1000, hasEstimatedIssues: 100 }
+const WEIGHTS: Record<string, number> = {
+  body: 1000, timelineItems: 200, scopeChange: 2000, sprintReview: 2000, issueLabelOptions: 1000, hasEstimatedIssues: 100
+}
 
 /**
  * Refuses a document whose estimated size passes MAX_COMPLEXITY: every field counts once per item

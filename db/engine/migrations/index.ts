@@ -64,7 +64,7 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '029-hosted-fields': hostedFieldsMigration(),
     '030-labels': labelsMigration(engine),
     '031-workspace-user': workspaceUserMigration(engine),
-    '032-issue-creator': issueCreatorMigration()
+    '032-issue-creator': issueCreatorMigration(engine)
   }
 }
 

@@ -104,11 +104,12 @@ export const epicWrites = {
       try {
         const held = links.filter((l) => l.issue_id === child.id && l.epic_id !== parent.id).map((l) => others.get(l.epic_id)).filter((e) => e !== undefined)
         if (held.length > 0 && input.replaceParent !== true) throw new Invalid(`issue ${child.number} of repository ${child.repo_id} has a parent issue already; pass replaceParent: true to move it`)
-        for (const old of held) {
-          await ctx.auth.requireAccess(ctx.request, old.repo_id, 'write')
-          await ctx.store.epics.updateIssues(old.repo_id, old.number, [refOf(child)], [], canRead, ctx.user)
-        }
-        await ctx.store.epics.updateIssues(repo.id, parent.number, [], [refOf(child)], canRead, ctx.user)
+        for (const old of held) await ctx.auth.requireAccess(ctx.request, old.repo_id, 'write')
+        // Out of the old parents and into the new one together: a refused add (a loop) leaves it where it was.
+        await ctx.store.transaction(async (tx) => {
+          for (const old of held) await tx.epics.updateIssues(old.repo_id, old.number, [refOf(child)], [], canRead, ctx.user)
+          await tx.epics.updateIssues(repo.id, parent.number, [], [refOf(child)], canRead, ctx.user)
+        })
       } catch (err) {
         if (!(err instanceof DomainError)) throw err
         failed.push(child)

@@ -42,8 +42,8 @@ async function assignees (ctx: Ctx, epics: ZenhubEpicRow[], ids: string[], addin
   const keys = unique.map((id) => numberKey(id, 'ZenhubUser'))
   if (!adding) return keys
   for (const workspaceId of new Set(epics.map((e) => e.workspace_id))) {
-    const repoIds = (await ctx.reads.repositoriesOf([workspaceId])).map((r) => r.repo_id)
-    const readers = new Set((await ctx.reads.usersOn(repoIds, LEVELS.read)).map((u) => u.id))
+    // Only the repositories the caller reads: who reads the others is not theirs to learn.
+    const readers = new Set((await ctx.reads.usersOn(await readableRepos(ctx, workspaceId), LEVELS.read)).map((u) => u.id))
     const missing = keys.findIndex((k) => !readers.has(k))
     if (missing !== -1) throw new NotFound(`zenhub user ${unique[missing]} not found among the users of the epic's workspace`)
   }
