@@ -414,13 +414,15 @@ export function createGraphReads (db: Executor) {
         .select(ISSUE_COLUMNS).where('si.sprint_id', '=', sprintId).where('i.state', '=', 'closed').where('c.closed_at', '>', at)
         .orderBy('c.closed_at').orderBy('i.id').execute()).map(toIssue)
     },
-    async pipelineLabelsOf (ids: readonly string[]) {
+    /** Pipelines' host labels, and whether one of `readable` in their workspace writes labels back. */
+    async pipelineLabelsOf (ids: readonly string[], readable: readonly number[]) {
       if (ids.length === 0) return []
       return (await db.selectFrom('pipelines as p').innerJoin('workspaces as w', 'w.id', 'p.workspace_id')
         .select(['p.id', 'p.host_label', 'w.created_at'])
         .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as wr').innerJoin('repositories as r', 'r.id', 'wr.repo_id')
           .innerJoin('connections as c', 'c.id', 'r.connection_id').select('wr.repo_id')
-          .whereRef('wr.workspace_id', '=', 'p.workspace_id').where('c.token', 'is not', null)).as('writes_back'))
+          .whereRef('wr.workspace_id', '=', 'p.workspace_id').where('c.token', 'is not', null)
+          .where('wr.repo_id', 'in', readable.length === 0 ? [-1] : [...readable])).as('writes_back'))
         .where('p.id', 'in', [...ids]).execute()).map((r) => ({ ...r, writes_back: Boolean(r.writes_back) }))
     }
   }

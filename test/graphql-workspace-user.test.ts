@@ -93,11 +93,16 @@ t.test('pipelineConfiguration: the issue-host label written on entering, only wh
   t.same(unsynced[1].pipelineConfiguration.pipelineAutomations.totalCount, 0, 'a label no repository writes back does nothing: not listed')
   await sql("INSERT INTO connections (id, kind, web_url, api_url, secret, token, created_at) VALUES ('cccccccccccccccccccccccc', 'github', 'https://github.com', 'https://api.github.com', 'secret', 'ghp_x', '2026-01-01T00:00:00Z')")
   await sql('UPDATE repositories SET connection_id = ? WHERE id = ?', ['cccccccccccccccccccccccc', OTHER_REPO])
+  const hidden = (await gql(app, 'carol', doc('Hidden'), { workspaceId: WS_OLD })).data.workspace.pipelinesConnection.nodes
+  t.same(hidden[1].pipelineConfiguration.pipelineAutomations.totalCount, 0, 'only a repository carol cannot read writes back: nothing said of it')
+  const alices = (await gql(app, 'alice', doc('Alices'), { workspaceId: WS_OLD })).data.workspace.pipelinesConnection.nodes
+  t.same(alices[1].pipelineConfiguration.pipelineAutomations.totalCount, 1, 'alice reads it')
+  await sql('UPDATE repositories SET connection_id = ? WHERE id = ?', ['cccccccccccccccccccccccc', REPO])
   const synced = (await gql(app, 'carol', doc('Synced'), { workspaceId: WS_OLD })).data.workspace.pipelinesConnection.nodes
   t.same(synced[1].pipelineConfiguration.pipelineAutomations.nodes.map((a: any) => [a.id, a.elementDetails]),
     [[encodeId('PipelineAutomation', P.doing), { labels: [{ name: 'status: doing', color: null }] }]])
   t.same(synced[0].pipelineConfiguration.pipelineAutomations.totalCount, 0, 'pipelines without a label: none')
-  await sql('UPDATE repositories SET connection_id = NULL WHERE id = ?', [OTHER_REPO])
+  await sql('UPDATE repositories SET connection_id = NULL WHERE id IN (?, ?)', [OTHER_REPO, REPO])
 })
 
 const FAVORITES = `query FavoriteWorkspaces { viewer { workspaceFavorites(first: 50) { nodes { id workspace { id name displayName description viewerPermission isFavorite

@@ -16,7 +16,7 @@ const none = (_: unknown, args: PageArgs) => listConnection([], () => '', args)
 export const pipelineAutomationLoaders = {
   Pipeline: {
     async pipelineConfiguration (queries: Array<Query<PipelineObject>>, ctx: Ctx) {
-      const rows = new Map((await ctx.reads.pipelineLabelsOf([...new Set(queries.map((q) => q.obj.id))])).map((r) => [r.id, r]))
+      const rows = new Map((await ctx.reads.pipelineLabelsOf([...new Set(queries.map((q) => q.obj.id))], [...ctx.readable])).map((r) => [r.id, r]))
       return queries.map((q) => {
         const row = rows.get(q.obj.id)
         const at = iso(row?.created_at ?? new Date(0).toISOString())
