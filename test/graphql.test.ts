@@ -317,7 +317,8 @@ t.test('workspace issues and searchIssues cost a fixed number of statements per 
     epics { nodes { issue { number } } } zenhubLabels { nodes { name } } assignees { nodes { login } } zenhubUsers { nodes { name createdAt } } }
     searchIssues(workspaceId: "${WS_OLD}", filters: { repositoryIds: [], pipelineIds: [] }) { nodes { number repository { ghId } releases { nodes { title } } } } }`
   const count = async () => {
-    await gql(counted, 'alice', '{ viewer { id } }')
+    // opened first: a workspace's first read in a minute also records the view (not the page's cost)
+    await gql(counted, 'alice', `{ viewer { id } workspace(id: "${WS_OLD}") { id } }`)
     executed.length = 0
     const res = await gql(counted, 'alice', q)
     t.notOk(res.errors)
