@@ -1,3 +1,5 @@
+import type { Selectable } from 'kysely'
+import type { PrioritiesTable } from './schema.js'
 import { Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { touchPlanning } from './repositories.js'
@@ -15,16 +17,8 @@ export const DEFAULT_PRIORITIES: ReadonlyArray<{ name: string, color: string, de
   { name: 'Low priority', color: '#4c9aff', description: 'When there is room.' }
 ]
 
-export interface PriorityRow {
-  id: number
-  workspace_id: string
-  name: string
-  color: string
-  description: string | null
-  position: number
-  created_at: string
-  updated_at: string
-}
+/** A priority as stored (the table's columns). */
+export type PriorityRow = Selectable<PrioritiesTable>
 
 export interface IssuePriorityRow { workspace_id: string, issue_id: number, priority_id: number }
 
