@@ -172,12 +172,21 @@ t.test('without ADMIN_TOKEN administrators still reach /admin/*', async (t) => {
   t.equal((await a.inject({ url: '/admin/users' })).statusCode, 401)
 })
 
-t.test('with ADMIN_TOKEN set, it still works and administrators too; a deleted administrator\'s session ends', async (t) => {
+t.test('with ADMIN_TOKEN set, it still works and administrators too; a removed administrator\'s session and tokens end at once', async (t) => {
   const a = await app(t)
   t.equal((await a.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true } })).statusCode, 200)
   t.equal((await a.admin({ method: 'PATCH', url: '/admin/users/bob', payload: { administrator: true } })).statusCode, 200)
   t.equal((await a.as('alice', { url: '/admin/users' })).statusCode, 200)
+  await setPassword(a, 'bob', 'bob-password-12')
+  const session = cookieOf(await signIn(a, 'bob', 'bob-password-12'))
+  const made = (await a.as('bob', { method: 'POST', url: '/account/tokens', payload: { name: 'laptop', scope: 'write' } })).json().token as string
+  const board = `/p1/repositories/${REPO}/board`
+  t.equal((await a.inject({ url: board, headers: { cookie: session } })).statusCode, 200)
+  t.equal((await a.inject({ url: board, headers: { 'x-authentication-token': made } })).statusCode, 200, 'read once, so the credentials are cached')
   t.equal((await a.admin({ method: 'DELETE', url: '/admin/users/bob' })).statusCode, 204)
+  t.equal((await a.inject({ url: board, headers: { cookie: session } })).statusCode, 401, 'the removed person\'s session ends at once')
+  t.equal((await a.inject({ url: board, headers: { 'x-authentication-token': made } })).statusCode, 401, 'and their token')
+  t.equal((await a.inject({ url: board, headers: { 'x-authentication-token': TOKENS.bob } })).statusCode, 401, 'and the token the fixture gave them')
   t.equal((await a.admin({ method: 'DELETE', url: '/admin/users/alice' })).statusCode, 409, 'the last one stays')
   const audit = (await a.admin({ url: '/admin/audit?limit=10' })).json().entries as Array<{ actor: string, action: string }>
   t.equal(audit.find((e) => e.action === 'user.deleted')?.actor, 'admin')

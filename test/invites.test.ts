@@ -5,7 +5,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { SetupLink } from '../app.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
-import { build, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD, type App } from './helper.js'
+import { build, buildWithSql, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD, type App } from './helper.js'
 
 const PUBLIC_URL = 'http://planning.test'
 const origin = { origin: PUBLIC_URL }
@@ -190,6 +190,28 @@ t.test('first start: a setup link while no administrator exists, a new one each 
   t.equal((await form('login=late&password=late-password-1')).statusCode, 410)
   const third = await start()
   t.equal(third.link, undefined, 'no link once an administrator exists')
+})
+
+t.test('an invite past its 7 days and a reset link past its 24 hours answer 410; every link is kept as a digest only', async (t) => {
+  const { app: a, sql } = await buildWithSql(t, { signIn: { publicUrl: PUBLIC_URL } })
+  t.equal((await a.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true } })).statusCode, 200)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'write' } })).json()
+  const reset = (await a.as('alice', { method: 'POST', url: '/admin/users/bob/password-reset' })).json()
+  const tokens = [tokenOf(invite.url), tokenOf(reset.url)]
+  const kept = JSON.stringify(await sql('SELECT * FROM account_links'))
+  t.ok(tokens.every((token) => !kept.includes(token)), 'neither link is in the database, only its digest')
+
+  // Both links a moment past their end, as 7 days and 24 hours later.
+  await sql('UPDATE account_links SET expires_at = ?', [Date.now() - 1000])
+  const invitePage = await a.inject({ url: `/invite/${tokens[0]}` })
+  t.equal(invitePage.statusCode, 410, 'the expired invite\'s page')
+  t.match(invitePage.body, /has expired; ask for a new one/, 'says so clearly')
+  t.equal((await a.inject({ method: 'POST', url: '/auth/join', headers: origin, payload: { token: tokens[0], login: 'erin', password: 'erin-password-1' } })).statusCode, 410, 'and refuses the join')
+  t.same((await a.as('alice', { url: `/invites?workspace_id=${WS_OLD}` })).json(), [], 'no longer pending')
+  t.equal((await a.inject({ url: `/reset/${tokens[1]}` })).statusCode, 410, 'the expired reset link\'s page')
+  t.equal((await a.inject({ method: 'POST', url: '/auth/reset', headers: origin, payload: { token: tokens[1], password: 'bob-new-password' } })).statusCode, 410, 'and refuses the new password')
+  t.equal((await a.inject({ method: 'POST', url: '/auth/password', headers: origin, payload: { login: 'bob', password: 'bob-new-password' } })).statusCode, 401, 'which was not set')
+  t.notOk((await a.admin({ url: '/admin/users' })).json().some((u: { login: string }) => u.login === 'erin'), 'nobody joined')
 })
 
 /** A minimal SMTP server on 127.0.0.1 keeping each message it takes (no TLS, no auth). */
