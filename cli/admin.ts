@@ -29,7 +29,7 @@ const USAGE = `usage: npm run admin -- <command> [arguments]   (acts on DATABASE
   token <login>                               make a new (legacy) token (the old one stops working)
   tokens <login>                              a user's API tokens (never their values)
   revoke-user-token <login> <token_id>        revoke one of them (legacy: the admin-made one)
-  audit [--limit N] [--cursor C]              the audit log, newest first
+  audit [--limit N] [--cursor C] [--actor A] [--action X]   the audit log, newest first (of one person, one action)
   create-repo <id> <owner> <name>             create a repository
   grant <repo_id> <login> <permission>        read, write, push, admin or none
   create-issue <repo_id> <number> <title> [--author login] [--closed]
@@ -230,6 +230,8 @@ export async function runAdminCommand (
       email: { type: 'string' },
       limit: { type: 'string' },
       cursor: { type: 'string' },
+      actor: { type: 'string' },
+      action: { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
   })
@@ -270,7 +272,7 @@ async function runOn (
     }
     case 'tokens': return await admin.userTokens(need(args[0], 'login'))
     case 'revoke-user-token': return await admin.revokeUserToken(need(args[0], 'login'), need(args[1], 'token id')).then(() => ({ revoked: args[1] }))
-    case 'audit': return await admin.audit(text('cursor'), text('limit') === undefined ? 50 : Math.min(500, positive(text('limit'), '--limit')))
+    case 'audit': return await admin.audit(text('cursor'), text('limit') === undefined ? 50 : Math.min(500, positive(text('limit'), '--limit')), { actor: text('actor'), action: text('action') })
     case 'token': return { token: await admin.regenerateToken(need(args[0], 'login')) }
     case 'create-repo': return await admin.createRepository({ id: positive(args[0], 'repo_id'), owner: need(args[1], 'owner'), name: need(args[2], 'name') })
     case 'grant': {

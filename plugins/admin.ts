@@ -155,8 +155,8 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   })
 
   fastify.get('/audit', {
-    schema: { tags, summary: 'The audit log, newest first (sign-ins, sessions, tokens, permissions, connections, imports, admin writes)', querystring: AuditQuery, response: { 200: AuditPage, ...errors } }
-  }, async (request) => await admin.audit(request.query.cursor, request.query.limit))
+    schema: { tags, summary: 'The audit log, newest first (sign-ins, sessions, tokens, permissions, connections, imports, admin writes), optionally of one person and one action', querystring: AuditQuery, response: { 200: AuditPage, ...errors } }
+  }, async (request) => await admin.audit(request.query.cursor, request.query.limit, { actor: request.query.actor, action: request.query.action }))
 
   fastify.post('/users/:login/token', {
     schema: { tags, summary: 'Make a new token (the old one stops working)', params: LoginParams, response: { 200: TokenReply, ...errors } }

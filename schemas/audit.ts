@@ -12,7 +12,9 @@ export const AuditEntry = Type.Object({
 
 export const AuditQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 20, description: 'next_cursor of the page before' })),
-  limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 })
+  limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }),
+  actor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'only this person\'s entries: `admin`, `user:<login>`, `system`, `host:<connection id>` or `anonymous`' })),
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$', description: 'only this action, e.g. `sign_in.refused`' }))
 }, { additionalProperties: false })
 
 export const AuditPage = Type.Object({

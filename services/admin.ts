@@ -40,7 +40,7 @@ export function createAdminOperations (store: PlanningStore) {
     userTokens: async (login: string) => await store.tokens.list((await store.users.requireLogin(login)).id),
     revokeUserToken: async (login: string, tokenId: string) =>
       await tx(async (s) => { await s.tokens.revoke((await s.users.requireLogin(login)).id, tokenId) }),
-    audit: async (cursor: string | undefined, limit: number) => await store.audit.list(cursor, limit),
+    audit: async (cursor: string | undefined, limit: number, filter: { actor?: string, action?: string } = {}) => await store.audit.list(cursor, limit, filter),
     regenerateToken: async (login: string): Promise<string> =>
       await tx(async (s) => await s.users.regenerateToken((await s.users.requireLogin(login)).id)),
     listRepositories: async () => await store.repositories.list(),

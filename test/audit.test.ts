@@ -44,6 +44,27 @@ t.test('the audit log pages by cursor and refuses bad ones', async (t) => {
   t.equal((await app.as('alice', { url: '/admin/audit' })).statusCode, 403, 'a token of someone not an administrator does not open the admin API')
 })
 
+t.test('the audit log of one person and one action, across the whole log and paged', async (t) => {
+  const app = await build(t)
+  const made = await app.as('carol', { method: 'POST', url: '/account/tokens', payload: { name: 'old', scope: 'read' } })
+  // Newer entries than the 2 a page shows: a filter must reach past them.
+  for (const login of ['u1', 'u2', 'u3']) await app.admin({ method: 'POST', url: '/admin/users', payload: { login } })
+  await app.as('carol', { method: 'DELETE', url: `/account/tokens/${made.json().id as string}` })
+  const page = async (query: string) => (await app.admin({ url: `/admin/audit?limit=2&${query}` })).json() as { entries: Entry[], next_cursor: string | null }
+  const carol = await page('actor=user%3Acarol')
+  t.same(carol.entries.map((e) => [e.actor, e.action]), [['user:carol', 'token.revoked'], ['user:carol', 'token.created']], 'only carol\'s, newest first')
+  t.equal(carol.next_cursor, null)
+  const created = await page('action=user.created')
+  t.same(created.entries.map((e) => e.detail?.fields), [{ login: 'u3' }, { login: 'u2' }])
+  const older = await page(`action=user.created&cursor=${created.next_cursor as string}`)
+  t.same(older.entries.map((e) => e.detail?.fields), [{ login: 'u1' }], 'the next page keeps the filter')
+  t.equal(older.next_cursor, null)
+  t.same((await page('actor=admin&action=token.revoked')).entries, [], 'both at once')
+  t.same((await page('actor=user%3Acarol&action=token.created')).entries.map((e) => e.action), ['token.created'])
+  t.equal((await app.admin({ url: '/admin/audit?action=a%20b' })).statusCode, 400, 'an action is a word with dots')
+  t.equal((await app.admin({ url: '/admin/audit?actor=' })).statusCode, 400, 'an empty person')
+})
+
 t.test('entries older than AUDIT_DAYS are pruned', async (t) => {
   const store = await openSqliteStore(':memory:')
   t.teardown(store.close)

@@ -76,6 +76,46 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   await row.getByRole('button', { name: /^Revoke/ }).click()
   await people.getByText('No invite is waiting to be used.').waitFor()
   t.same(await listed(), [], 'revoked in the API at once')
+
+  // Per person: the last administrator stays one, another is made one, a permission changed, then removed.
+  t.equal((await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'sam' } })).statusCode, 201)
+  const samToken = (await app.admin({ method: 'POST', url: '/admin/users/sam/token' })).json().token as string
+  await page.goto(`${address}/?view=admin`)
+  const person = (login: string) => people.getByRole('row').filter({ has: page.getByRole('rowheader', { name: login, exact: true }) })
+  await person('lead').getByRole('button', { name: 'Unmake administrator' }).click()
+  await person('lead').getByRole('alert').filter({ hasText: /last administrator/ }).waitFor()
+  t.pass('the last administrator cannot be unmade: the refusal shows in their row')
+  await person('sam').getByRole('button', { name: 'Make administrator' }).click()
+  await person('sam').getByRole('button', { name: 'Unmake administrator' }).waitFor()
+  const users = async () => (await app.admin({ url: '/admin/users' })).json() as Array<{ login: string, administrator: boolean }>
+  t.match((await users()).find((u) => u.login === 'sam'), { administrator: true }, 'made an administrator: in the API at once')
+  await person('sam').getByRole('button', { name: 'Unmake administrator' }).click()
+  await person('sam').getByRole('button', { name: 'Make administrator' }).waitFor()
+  t.match((await users()).find((u) => u.login === 'sam'), { administrator: false }, 'and unmade')
+  await person('sam').getByRole('button', { name: 'Change permission' }).click()
+  const permission = person('sam').getByRole('form', { name: 'Permission of sam' })
+  await permission.getByLabel('Workspace').selectOption({ label: 'Platform' })
+  await permission.getByLabel('Permission').selectOption('write')
+  await permission.getByRole('button', { name: 'Save permission' }).click()
+  await page.getByText('sam has write on every repository of Platform now.').waitFor()
+  t.same((await app.admin({ url: '/admin/repositories/1001/permissions' })).json().find((p: { login: string }) => p.login === 'sam'), { login: 'sam', permission: 'write' }, 'the permission, in the API at once')
+  t.equal((await app.inject({ url: '/p1/repositories/1001/board', headers: { 'x-authentication-token': samToken } })).statusCode, 200, 'sam reads the board')
+  await person('sam').getByRole('button', { name: 'Remove' }).click()
+  await person('sam').getByRole('group', { name: 'Remove sam?' }).getByRole('button', { name: 'Remove sam' }).click()
+  await person('sam').waitFor({ state: 'detached' })
+  t.notOk((await users()).some((u) => u.login === 'sam'), 'removed: in the API at once')
+  t.equal((await app.inject({ url: '/p1/repositories/1001/board', headers: { 'x-authentication-token': samToken } })).statusCode, 401, 'their token ends at once')
+
+  // The audit log of one person and one action, as the server filters it.
+  const audit = page.getByRole('region', { name: 'Audit log' })
+  await audit.getByLabel('Person').selectOption('user:lead')
+  await audit.getByLabel('Action').selectOption('user.updated')
+  await audit.locator('caption', { hasText: 'of user:lead, user.updated' }).waitFor()
+  const rows = await audit.getByRole('row').allTextContents()
+  const expected = (await app.admin({ url: '/admin/audit?actor=user%3Alead&action=user.updated' })).json().entries as unknown[]
+  t.equal(rows.length - 1, expected.length, `the ${expected.length} entries the API has of lead making and unmaking an administrator`)
+  t.ok(expected.length === 2 && rows.slice(1).every((r) => r.includes('user:lead') && r.includes('user.updated')), 'each of them lead\'s user.updated')
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'People and the audit log at 390 px: nothing scrolls sideways')
 })
 
 t.test('a read-only person sees no editing controls: no grip, no estimate button, no New issue; E does nothing', { skip: why, timeout: 60_000 }, async (t) => {

@@ -60,6 +60,8 @@ t.test('the CLI: emails, a user\'s tokens and the audit log', async (t) => {
   t.same(await run('tokens', 'eve'), [])
   const audit = await run('audit', '--limit', '2') as { entries: Array<{ actor: string, action: string }>, next_cursor: string }
   t.same(audit.entries.map((e) => [e.actor, e.action]), [['admin-cli', 'cli.revoke-user-token'], ['admin-cli', 'cli.token']])
+  const tokens = await run('audit', '--action', 'cli.token', '--actor', 'admin-cli') as { entries: Array<{ actor: string, action: string }> }
+  t.same(tokens.entries.map((e) => e.action), ['cli.token'], 'of one person and one action')
   const older = await run('audit', '--cursor', audit.next_cursor) as { entries: Array<{ action: string }> }
   t.same(older.entries.map((e) => e.action), ['cli.set-email', 'cli.create-user'])
   t.notOk(JSON.stringify(older).includes('frank'), 'a refused command leaves no entry')

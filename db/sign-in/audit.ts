@@ -73,8 +73,13 @@ export function createAuditRepository (db: Executor) {
       })
     },
 
-    /** A page of entries, newest first; `cursor` is the `next_cursor` of the page before. */
-    async list (cursor: string | undefined, limit: number): Promise<{ entries: AuditEntryRow[], next_cursor: string | null }> {
+    /**
+     * A page of entries, newest first; `cursor` is the `next_cursor` of the page before. `actor` and
+     * `action` keep only the entries with exactly that one (no index: AUDIT_DAYS bounds the scan).
+     */
+    async list (
+      cursor: string | undefined, limit: number, filter: { actor?: string, action?: string } = {}
+    ): Promise<{ entries: AuditEntryRow[], next_cursor: string | null }> {
       let before: number | undefined
       if (cursor !== undefined && cursor !== '') {
         before = Number(cursor)
@@ -82,6 +87,8 @@ export function createAuditRepository (db: Executor) {
       }
       let query = db.selectFrom('audit_log').select(['id', 'at', 'actor', 'action', 'target', 'address', 'detail']).orderBy('id', 'desc').limit(limit + 1)
       if (before !== undefined) query = query.where('id', '<', before)
+      if (filter.actor !== undefined) query = query.where('actor', '=', filter.actor)
+      if (filter.action !== undefined) query = query.where('action', '=', filter.action)
       const rows = await query.execute()
       const page = rows.slice(0, limit)
       return {

@@ -1,53 +1,68 @@
 /// <reference lib="dom" />
 import { useEffect, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { AdminContext } from './admin-data.js'
+import type { AdminContext, AdminData } from './admin-data.js'
 import { when } from './admin-data.js'
 
 export interface AuditEntry { id: number, at: string, actor: string, action: string, target: string | null }
 
-/** The entries a person and an action choose ('' for any). */
-export const auditShown = (entries: AuditEntry[], actor: string, action: string): AuditEntry[] =>
-  entries.filter((e) => (actor === '' || e.actor === actor) && (action === '' || e.action === action))
+/** The admin API's read of the audit log for a person and an action ('' for any): the server filters the whole log. */
+export function auditUrl (actor: string, action: string, cursor: string | null): string {
+  const query = new URLSearchParams({ limit: '200' })
+  if (actor !== '') query.set('actor', actor)
+  if (action !== '') query.set('action', action)
+  if (cursor !== null) query.set('cursor', cursor)
+  return `/admin/audit?${query.toString()}`
+}
+
+/** The people to choose from: the admin token, everyone with an account, and whoever else the log has named so far. */
+export const auditPeople = (users: Array<{ login: string }>, seen: string[]): string[] =>
+  [...new Set(['admin', ...users.map((u) => `user:${u.login}`), ...seen])].sort()
 
 const distinct = (values: string[]) => [...new Set(values)].sort()
 
-/** The audit log's newest entries, 200 at a time, filtered by person and action. */
-export function AuditLog ({ context }: { context: AdminContext }) {
+/** The audit log's newest entries, 200 at a time, of one person and one action if chosen. */
+export function AuditLog ({ data, context }: { data: AdminData, context: AdminContext }) {
   const [entries, setEntries] = useState<AuditEntry[]>([])
   const [next, setNext] = useState<string | null>(null)
   const [actor, setActor] = useState('')
   const [action, setAction] = useState('')
+  // Every person and action a read has shown, so a choice stays offered while it filters the rest out.
+  const [seen, setSeen] = useState<{ actors: string[], actions: string[] }>({ actors: [], actions: [] })
   const [error, setError] = useState('')
-  const load = async (cursor: string | null) => {
+  const load = async (who: string, what: string, cursor: string | null) => {
     try {
-      const page = await context.client.get<{ entries: AuditEntry[], next_cursor: string | null }>(`/admin/audit?limit=200${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
+      const page = await context.client.get<{ entries: AuditEntry[], next_cursor: string | null }>(auditUrl(who, what, cursor))
       setEntries((old) => cursor === null ? page.entries : [...old, ...page.entries])
       setNext(page.next_cursor)
+      setSeen((old) => ({
+        actors: distinct([...old.actors, ...page.entries.map((e) => e.actor)]),
+        actions: distinct([...old.actions, ...page.entries.map((e) => e.action)])
+      }))
       setError('')
     } catch (err) {
       setError(`Could not read the audit log: ${err instanceof Error ? err.message : String(err)}`)
     }
   }
-  useEffect(() => { load(null) }, [])
-  const shown = auditShown(entries, actor, action)
+  useEffect(() => { load(actor, action, null) }, [actor, action])
+  const filtered = actor !== '' || action !== ''
   return html`<section class="admin-section" aria-labelledby="admin-audit">
     <h3 id="admin-audit">Audit log</h3>
     <div class="row">
       <label>Person <select value=${actor} onChange=${(e: Event) => setActor((e.target as HTMLSelectElement).value)}>
-        <option value="">anyone</option>${distinct(entries.map((e) => e.actor)).map((a) => html`<option key=${a} value=${a}>${a}</option>`)}
+        <option value="">anyone</option>${auditPeople(data.users, seen.actors).map((a) => html`<option key=${a} value=${a}>${a}</option>`)}
       </select></label>
       <label>Action <select value=${action} onChange=${(e: Event) => setAction((e.target as HTMLSelectElement).value)}>
-        <option value="">any</option>${distinct(entries.map((e) => e.action)).map((a) => html`<option key=${a} value=${a}>${a}</option>`)}
+        <option value="">any</option>${seen.actions.map((a) => html`<option key=${a} value=${a}>${a}</option>`)}
       </select></label>
-      <button type="button" onClick=${() => load(null)}>Refresh</button>
+      <button type="button" onClick=${() => load(actor, action, null)}>Refresh</button>
     </div>
     ${error !== '' && html`<p class="field-error" role="alert">${error}</p>`}
     <div class="table-scroll"><table>
-      <caption class="hint">${shown.length} of the newest ${entries.length} entries</caption>
+      <caption class="hint">${entries.length === 0 ? 'No entries' : `The newest ${entries.length} entries`}${filtered ? ` of ${[actor, action].filter((x) => x !== '').join(', ')}` : ''}${next !== null ? ' (older ones below)' : ''}</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Person</th><th scope="col">Action</th><th scope="col">Target</th></tr></thead>
-      <tbody>${shown.map((e) => html`<tr key=${e.id}><td>${when(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.target ?? ''}</td></tr>`)}</tbody>
+      <tbody>${entries.map((e) => html`<tr key=${e.id}><td>${when(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.target ?? ''}</td></tr>`)}</tbody>
     </table></div>
-    ${next !== null && html`<button type="button" onClick=${() => load(next)}>Show older entries</button>`}
+    ${next !== null && html`<button type="button" onClick=${() => load(actor, action, next)}>Show older entries</button>`}
   </section>`
 }

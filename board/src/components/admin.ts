@@ -16,7 +16,7 @@ export function AdminSections ({ data, context }: { data: AdminData, context: Ad
     <${Workspaces} data=${data} context=${context} />
     <${People} data=${data} context=${context} />
     <${Connections} context=${context} />
-    <${AuditLog} context=${context} />`
+    <${AuditLog} data=${data} context=${context} />`
 }
 
 /**
