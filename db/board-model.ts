@@ -14,7 +14,9 @@ export interface BoardAt {
 
 interface Row { pipeline_id: string, issue_id: number, rank: number, number: number, position: number | null, estimate: number | null, is_epic: number }
 interface Card { rank: number, id: number, issue: BoardIssue }
-interface Column { id: string, name: string, cards: Card[] }
+type Pipeline = Board['pipelines'][number]
+/** `answer`: this column as the last answer gave it, until its cards change (then made again). */
+interface Column { id: string, name: string, cards: Card[], answer?: Pipeline }
 
 /** A board kept in memory exactly as the database held it at change counter `version`. */
 interface Model { version: number, columns: Column[], where: Map<number, Column> }
@@ -150,6 +152,7 @@ export class BoardModels {
     if (column === undefined) return
     const card = column.cards.find((c) => c.id === id)!
     column.cards.splice(indexOf(column.cards, card.rank, card.id), 1)
+    column.answer = undefined
     model.where.delete(id)
   }
 
@@ -157,6 +160,7 @@ export class BoardModels {
     const column = model.columns.find((c) => c.id === pipelineId)
     if (column === undefined) return
     column.cards.splice(indexOf(column.cards, card.rank, card.id), 0, card)
+    column.answer = undefined
     model.where.set(card.id, column)
   }
 
@@ -195,7 +199,12 @@ export class BoardModels {
   }
 }
 
-/** The answer: fresh arrays, so a later patch never changes a board being sent. */
+/**
+ * The answer. A pipeline whose cards did not change since the last answer is the same object as
+ * in it (so what was made of it, such as its JSON, can be kept: plugins/board-bytes.ts); one
+ * that changed is a new object. Neither is changed after: a later patch never alters a board
+ * being sent.
+ */
 function boardOf (model: Model): Board {
-  return { pipelines: model.columns.map((c) => ({ id: c.id, name: c.name, issues: c.cards.map((card) => card.issue) })) }
+  return { pipelines: model.columns.map((c) => (c.answer ??= { id: c.id, name: c.name, issues: c.cards.map((card) => card.issue) })) }
 }

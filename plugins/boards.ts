@@ -3,6 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { boardCsv, sendReport, wantsCsv } from './report-format.js'
+import { boardJson } from './board-bytes.js'
+import type { SerializedAnswer } from './core/read-cache.js'
 import type { MovePosition } from '../db/boards.js'
 import { Board, BOARD_FILTERS, BoardQuery, MoveBody, Workspace, WorkspaceIssueParams, WorkspaceRepoParams, WorkspaceSummary } from '../schemas/boards.js'
 import type { Board as BoardData } from '../db/boards.js'
@@ -58,13 +60,16 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
    * The board, or with `?limit=` a page of it (docs/api.md, "Paged boards"); without `limit` the
    * answer is the whole board as it always was.
    */
-  const boardOrPage = async (workspaceId: string, repoId: number, query: BoardQueryType, version: number): Promise<BoardData> => {
+  const boardOrPage = async (
+    reply: FastifyReply, workspaceId: string, repoId: number, query: BoardQueryType, version: number
+  ): Promise<BoardData | SerializedAnswer> => {
     if (query.limit === undefined) {
       if (query.after !== undefined) throw httpErrors.badRequest('querystring/after needs limit')
       unfiltered(query)
-      // Kept in memory and patched for the writes that say which rows they changed (db/board-model.ts).
+      // Kept in memory and patched for the writes that say which rows they changed (db/board-model.ts);
+      // only the pipelines a write changed are serialized again.
       const at = { version, changed: (from: number, to: number) => fastify.planningWrites.boardRows(repoId, from, to) }
-      return only(await board.board(workspaceId, repoId, at), workspaceId, query.pipeline_id)
+      return boardJson(reply, only(await board.board(workspaceId, repoId, at), workspaceId, query.pipeline_id))
     }
     const names = (list?: string) => list === undefined ? undefined : [...new Set(list.split(',').map((s) => s.trim()).filter((s) => s !== ''))]
     const filter = { text: query.q, labels: names(query.label), assignees: names(query.assignee), estimate: query.estimate }
@@ -105,7 +110,7 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
     }
     return fastify.planningCachedRead(request, reply, repoId, `board:${workspaceId}:${repoId}:${cacheKey(request.query)}`, async (version) => {
       await workspaceHolding(workspaceId, repoId)
-      return await boardOrPage(workspaceId, repoId, request.query, version)
+      return await boardOrPage(reply, workspaceId, repoId, request.query, version)
     })
   })
 
@@ -122,7 +127,7 @@ const boards: FastifyPluginAsyncTypebox = async (fastify) => {
       })
     }
     return fastify.planningCachedRead(request, reply, repoId, `board:oldest:${repoId}:${cacheKey(request.query)}`, async (version) => {
-      return await boardOrPage(await oldestWorkspace(repoId), repoId, request.query, version)
+      return await boardOrPage(reply, await oldestWorkspace(repoId), repoId, request.query, version)
     })
   })
 

@@ -4,6 +4,10 @@ import pg from 'pg'
 import { join } from 'node:path'
 import { build, P, REPO, OTHER_REPO, WS_OLD, type App } from './helper.js'
 import { gql } from './gql.js'
+import Fastify from 'fastify'
+import { boardJson } from '../plugins/board-bytes.js'
+import { Board } from '../schemas/boards.js'
+import type { Board as BoardData } from '../db/boards.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
 /**
@@ -33,7 +37,7 @@ async function twoInstances (t: Test): Promise<{ a: App, b: App, sql: (text: str
   return { a, b, sql: async (text) => { raw.prepare(text).run() } }
 }
 
-const BOARDS = [`/p1/repositories/${REPO}/board`, `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board`]
+const BOARDS = [`/p1/repositories/${REPO}/board`, `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board`, `/p1/repositories/${REPO}/board?pipeline_id=${P.doing}`]
 
 t.test('a board patched for each write answers what a fresh build of the whole board answers, byte for byte', async (t) => {
   const { a, b } = await twoInstances(t)
@@ -109,4 +113,27 @@ t.test('after a write that names its rows only those rows are read again; any ot
   // A write that says nothing of its rows (a title, here) has the whole board read again.
   t.equal((await a.as('alice', { method: 'PATCH', url: `/p1/repositories/${REPO}/issues/2`, payload: { title: 'Renamed' } })).statusCode, 200)
   t.equal(await board(a), await board(b), 'read whole again')
+})
+
+t.test('a board made of its pipelines\' kept JSON is the JSON of the whole board, byte for byte', async (t) => {
+  const app = Fastify()
+  t.teardown(async () => await app.close())
+  let board: BoardData = { pipelines: [] }
+  const response = { 200: Board }
+  app.get('/joined', { schema: { response } }, async (_request, reply) => boardJson(reply, board).json)
+  app.get('/whole', { schema: { response } }, async () => board)
+  const same = async (what: string) => {
+    const joined = await app.inject({ url: '/joined' })
+    const whole = await app.inject({ url: '/whole' })
+    t.equal(joined.body, whole.body, what)
+    t.same(JSON.parse(joined.body), board, `${what}: the board's values`)
+  }
+  await same('no pipeline')
+  const todo = { id: 'p1', name: 'To "do" \u2028 é', issues: [{ issue_number: 1, is_epic: false, estimate: { value: 0.5 }, position: 0 }, { issue_number: 2, is_epic: true }] }
+  const empty = { id: 'p2', name: 'Empty', issues: [] }
+  board = { pipelines: [todo, empty] }
+  await same('two pipelines, one empty')
+  await same('the same pipelines again (their kept JSON)')
+  board = { pipelines: [{ ...todo, issues: [...todo.issues, { issue_number: 3, is_epic: false }] }, empty, { id: 'p3', name: 'Done', issues: [{ issue_number: 4, is_epic: false }] }] }
+  await same('one pipeline changed, one kept, one new')
 })

@@ -13,7 +13,7 @@ declare module 'fastify' {
     /**
      * Answers a read of repository `repoId` (read access checked first) from bytes kept since the
      * data behind it last changed: `build` runs (and its value is serialized with the route's
-     * response schema) only when the change counter moved since the bytes under `key` were made.
+     * response schema, unless it is a `SerializedAnswer`) only when the change counter moved since the bytes under `key` were made.
      * `key` must name everything the answer depends on except the caller's permissions. When the
      * counter, the access and the bytes are all at hand (SQLite, nothing written since) it answers
      * at once and returns undefined, without a promise; otherwise it returns the wait. `build` gets
@@ -26,6 +26,15 @@ declare module 'fastify' {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8'
+
+/**
+ * What a `build` may give instead of a value: its JSON, already serialized as the route's
+ * response schema would (plugins/board-bytes.ts makes a board's from the pipelines' kept JSON).
+ */
+export class SerializedAnswer {
+  constructor (readonly json: string) {}
+}
+
 export interface ReadCacheOptions {
   /** the bound on the kept answers, in MiB (READ_CACHE_MB; default 64) */
   megabytes?: number
@@ -75,7 +84,8 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
     let entry = entries.get(key, version)
     if (entry === undefined) {
       stats.misses++
-      const body = Buffer.from(reply.serialize(await build(version)) as string)
+      const built = await build(version)
+      const body = Buffer.from(built instanceof SerializedAnswer ? built.json : reply.serialize(built) as string)
       const previous = entries.peek(key)
       const etag = previous?.body.equals(body) === true ? previous.etag : etagOf(body)
       entry = { version, body, etag, bytes: body.length + 2 * key.length + ENTRY_OVERHEAD, repoId }
