@@ -79,20 +79,33 @@ const toIssue = <T extends Record<string, unknown>>(r: T): T & IssueNode => ({
 
 type IssueEb = ExpressionBuilder<Database & { i: Database['issues'] }, 'i'>
 
-function filtered (eb: IssueEb, f: IssueFilter) {
-  const parts = [eb('i.repo_id', 'in', f.repoIds.length === 0 ? [-1] : f.repoIds)]
-  const labelled = (names: string[]) => eb.exists(eb.selectFrom('issue_labels as l').select('l.issue_id').whereRef('l.issue_id', '=', 'i.id').where('l.name', 'in', names))
+/**
+ * Where a search's issue id and repository are read from: the issue's row, or (a pipeline's cards)
+ * the placement's copies. On a placement a label is tested as membership in the label's issues
+ * (issue_labels_name), and for a count the candidates need no issue row before they match.
+ */
+interface FilterColumns { issueId: 'i.id' | 'p.issue_id', repoId: 'i.repo_id' | 'p.repo_id', labelsAsList: boolean }
+const ON_ISSUES: FilterColumns = { issueId: 'i.id', repoId: 'i.repo_id', labelsAsList: false }
+const ON_PLACEMENTS: FilterColumns = { issueId: 'p.issue_id', repoId: 'p.repo_id', labelsAsList: false }
+const COUNTED_ON_PLACEMENTS: FilterColumns = { ...ON_PLACEMENTS, labelsAsList: true }
+
+function filtered (eb: IssueEb, f: IssueFilter, on: FilterColumns = ON_ISSUES) {
+  const parts = [eb(on.repoId as 'i.repo_id', 'in', f.repoIds.length === 0 ? [-1] : f.repoIds)]
+  const issueId = on.issueId as 'i.id'
+  const labelled = (names: string[]) => on.labelsAsList
+    ? eb(issueId, 'in', eb.selectFrom('issue_labels as l').select('l.issue_id').where('l.name', 'in', names))
+    : eb.exists(eb.selectFrom('issue_labels as l').select('l.issue_id').whereRef('l.issue_id', '=', issueId).where('l.name', 'in', names))
   if (f.labels !== undefined && f.labels.length > 0) {
     if (f.labelsMatch === 'all') for (const name of f.labels) parts.push(labelled([name]))
     else parts.push(labelled(f.labels))
   }
   if (f.notLabels !== undefined && f.notLabels.length > 0) parts.push(eb.not(labelled(f.notLabels)))
-  const assigned = (logins: string[]) => eb.exists(eb.selectFrom('issue_assignees as a').select('a.issue_id').whereRef('a.issue_id', '=', 'i.id').where('a.login', 'in', logins))
+  const assigned = (logins: string[]) => eb.exists(eb.selectFrom('issue_assignees as a').select('a.issue_id').whereRef('a.issue_id', '=', issueId).where('a.login', 'in', logins))
   if (f.assignees !== undefined && f.assignees.length > 0) parts.push(assigned(f.assignees))
   if (f.notAssignees !== undefined && f.notAssignees.length > 0) parts.push(eb.not(assigned(f.notAssignees)))
   if (f.pullRequests !== undefined) parts.push(eb('i.is_pull_request', '=', f.pullRequests ? 1 : 0))
   if (f.sprintIds !== undefined) {
-    parts.push(eb.exists(eb.selectFrom('sprint_issues as s').select('s.issue_id').whereRef('s.issue_id', '=', 'i.id').where('s.sprint_id', 'in', f.sprintIds.length === 0 ? [''] : f.sprintIds)))
+    parts.push(eb.exists(eb.selectFrom('sprint_issues as s').select('s.issue_id').whereRef('s.issue_id', '=', issueId).where('s.sprint_id', 'in', f.sprintIds.length === 0 ? [''] : f.sprintIds)))
   }
   if (f.milestoneTitles !== undefined && f.milestoneTitles.length > 0) {
     parts.push(eb.exists(eb.selectFrom('milestones as m').select('m.number').whereRef('m.repo_id', '=', 'i.repo_id')
@@ -117,9 +130,11 @@ export function createGraphReads (db: Executor) {
     ]).executeTakeFirst()
     return { issues: Number(row?.n ?? 0), pullRequests: Number(row?.prs ?? 0), estimates: Number(row?.points ?? 0) }
   }
-  const openInPipeline = (pipelineId: string, f: IssueFilter) =>
+  // Tested on the placement (placements_ranked holds its issue and repository): the page walks the
+  // pipeline in board order and stops at its end, reading the issue rows of its cards only.
+  const openInPipeline = (pipelineId: string, f: IssueFilter, on = ON_PLACEMENTS) =>
     db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
-      .where('p.pipeline_id', '=', pipelineId).where('p.is_open', '=', 1).where((eb) => filtered(eb as unknown as IssueEb, f))
+      .where('p.pipeline_id', '=', pipelineId).where('p.is_open', '=', 1).where((eb) => filtered(eb as unknown as IssueEb, f, on))
   const closedIn = (workspaceId: string, f: IssueFilter) =>
     db.selectFrom('issues as i')
       .where('i.state', '=', 'closed').where((eb) => filtered(eb as unknown as IssueEb, f))
@@ -165,15 +180,16 @@ export function createGraphReads (db: Executor) {
     /** Open issues of a pipeline in board order (rank, then id), after or before a key. */
     async pipelinePage (pipelineId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {
       let q = openInPipeline(pipelineId, f).select([...ISSUE_COLUMNS, 'p.rank as k'])
-      if (page.after !== undefined) { const a = page.after; q = q.where((eb) => eb.or([eb('p.rank', '>', Number(a.k)), eb.and([eb('p.rank', '=', Number(a.k)), eb('i.id', '>', a.id)])])) }
-      if (page.before !== undefined) { const b = page.before; q = q.where((eb) => eb.or([eb('p.rank', '<', Number(b.k)), eb.and([eb('p.rank', '=', Number(b.k)), eb('i.id', '<', b.id)])])) }
+      if (page.after !== undefined) { const a = page.after; q = q.where((eb) => eb.or([eb('p.rank', '>', Number(a.k)), eb.and([eb('p.rank', '=', Number(a.k)), eb('p.issue_id', '>', a.id)])])) }
+      if (page.before !== undefined) { const b = page.before; q = q.where((eb) => eb.or([eb('p.rank', '<', Number(b.k)), eb.and([eb('p.rank', '=', Number(b.k)), eb('p.issue_id', '<', b.id)])])) }
       const dir = page.fromEnd ? 'desc' : 'asc'
-      const rows = await q.orderBy('p.rank', dir).orderBy('i.id', dir).limit(page.limit + 1).execute()
+      // the placement's issue id (the issue's own): the order placements_ranked is kept in
+      const rows = await q.orderBy('p.rank', dir).orderBy('p.issue_id', dir).limit(page.limit + 1).execute()
       const hasMore = rows.length > page.limit
       const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: Number(r.k), id: Number(r.id) } }))
       return { rows: page.fromEnd ? kept.reverse() : kept, hasMore }
     },
-    pipelineCounts: async (pipelineId: string, f: IssueFilter) => await counts(() => openInPipeline(pipelineId, f)),
+    pipelineCounts: async (pipelineId: string, f: IssueFilter) => await counts(() => openInPipeline(pipelineId, f, COUNTED_ON_PLACEMENTS)),
 
     /** Closed issues of a workspace's repositories, most recently closed first. */
     async closedPage (workspaceId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {

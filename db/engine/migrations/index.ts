@@ -28,6 +28,7 @@ import { issueCreatorMigration } from './issue-creator.js'
 import { hostedFieldsMigration } from './hosted-fields.js'
 import { zenhubEpicMetaMigration } from './zenhub-epic-meta.js'
 import { workspaceUserMigration } from './workspace-user.js'
+import { pipelinePagesMigration } from './pipeline-pages.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -64,7 +65,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '029-hosted-fields': hostedFieldsMigration(),
     '030-labels': labelsMigration(engine),
     '031-workspace-user': workspaceUserMigration(engine),
-    '032-issue-creator': issueCreatorMigration(engine)
+    '032-issue-creator': issueCreatorMigration(engine),
+    '033-pipeline-pages': pipelinePagesMigration()
   }
 }
 
