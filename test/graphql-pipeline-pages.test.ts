@@ -1,10 +1,11 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { build, testFixture, REPO, OTHER_REPO, WS_OLD, P, type App } from './helper.js'
+import { build, testFixture, REPO, OTHER_REPO, WS_OLD, P, METRICS_TOKEN, type App } from './helper.js'
 import { gql } from './gql.js'
 
 // A pipeline's page with a label filter (issue 47: 10,000 cards in one pipeline): the same answers
-// as filtering the unfiltered pages, and one walk of the pipeline in board order.
+// as filtering the unfiltered pages, one walk of the pipeline in board order, and one run of the
+// document for many identical requests after a write.
 const sqlite = process.env.TEST_DATABASE_URL === undefined
 const executed: string[] = []
 const handle = sqlite ? new Database(':memory:', { verbose: (text) => executed.push(String(text)) }) : undefined
@@ -18,6 +19,7 @@ const more = Array.from({ length: 30 }, (_, i) => ({
 }))
 const app: App = await build(t, {
   ...(handle === undefined ? {} : { database: handle }),
+  metricsToken: METRICS_TOKEN,
   fixture: { ...fixture, issues: [...fixture.issues, ...more] }
 })
 // board order apart from id order: a few cards moved to the top
@@ -87,4 +89,29 @@ t.test('a label-filtered page walks the pipeline in board order: no sort of all 
   const plan = handle!.prepare(`EXPLAIN QUERY PLAN ${pageStatement!}`).all().map((r) => (r as { detail: string }).detail)
   t.ok(plan.some((d) => /placements_ranked/.test(d)), `in board order by index: ${plan.join(' | ')}`)
   t.notOk(plan.some((d) => /TEMP B-TREE/.test(d)), 'no sort of the pipeline\'s cards')
+})
+
+// On SQLite a document runs without waiting on I/O, so the requests hardly overlap; on PostgreSQL they do.
+t.test('identical requests arriving together after a write run the document once and get the same answer', async (t) => {
+  const misses = async () => {
+    const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    return Number(/^planning_graphql_cache_misses_total (\d+)/m.exec(res.body)?.[1])
+  }
+  const q = page('{ labels: { in: ["bug"] } }')
+  await gql(app, 'alice', q)
+  const estimate = await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/100/estimate`, payload: { estimate: 3 } })
+  t.equal(estimate.statusCode, 200)
+  const before = await misses()
+  executed.length = 0
+  const answers = await Promise.all(Array.from({ length: 20 }, async () => await app.as('alice', { method: 'POST', url: '/public/graphql', payload: { query: q } })))
+  const statements = executed.length
+  t.same([...new Set(answers.map((a) => a.statusCode))], [200])
+  t.equal(new Set(answers.map((a) => a.body)).size, 1, 'one answer')
+  t.notOk(answers[0].json().errors)
+  t.equal(await misses() - before, 1, 'one run of the document for 20 requests')
+  if (sqlite) {
+    executed.length = 0
+    await gql(app, 'alice', q, { alone: 1 })
+    t.equal(statements, executed.length, `the 20 cost the statements of one (${statements})`)
+  }
 })

@@ -7,40 +7,75 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 /** What a cacheable GraphQL request is keyed on, besides the change counter. */
 export interface AnswerKey { userId: number, scope: string, query: string, variables?: Record<string, unknown> | null, operationName?: string | null }
 
+/** What a document being run will answer: its bytes when they were kept, else undefined. */
+interface Shared { body: Buffer, viewed?: readonly string[] }
+interface Running { version: number, answer: Promise<Shared | undefined>, settle: (shared: Shared | undefined) => void }
+
+/** The version a miss runs its document at and its key; `running` when others asking the same wait for it. */
+export interface Miss { version: number, key: string, running?: Running }
+
 /**
  * Answers of GraphQL reads kept per instance like the REST reads' (README, "Read cache"): keyed on
  * the viewer, the document, its variables and the operation, made at a change-counter version, so
  * a repeated read costs auth, the rate limit and a hash; any write (permissions included) moves
  * the counter and the next read runs the document again. Only answers of queries without errors
  * that did not read the clock (a sprint's state moves with time, not with writes) are kept.
+ * Requests that miss while the same key is being run at the same version wait for that run and send
+ * its answer: after a write, 50 clients polling one page run it once, not 50 times side by side.
  */
 type OnViewed = (request: FastifyRequest, userId: number, workspaceIds: readonly string[]) => Promise<void>
 export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onViewed?: OnViewed) {
   const entries = new ReadCache(Math.round(megabytes * 1024 * 1024))
+  const running = new Map<string, Running>()
   const keyOf = (k: AnswerKey): string => createHash('sha256')
     .update(`${k.userId}\0${k.scope}\0${k.operationName ?? ''}\0${JSON.stringify(k.variables ?? null)}\0${k.query}`).digest('base64')
+  const send = async (request: FastifyRequest, reply: FastifyReply, userId: number, shared: Shared): Promise<void> => {
+    entries.stats.hits++
+    if (shared.viewed !== undefined && onViewed !== undefined) await onViewed(request, userId, shared.viewed)
+    await reply.status(200).type(JSON_TYPE).send(shared.body)
+  }
 
   return {
     stats: entries.stats,
-    /** The version to build at and the key; sends the kept answer and returns undefined when there is one. */
-    async lookup (request: FastifyRequest, reply: FastifyReply, key: AnswerKey): Promise<{ version: number, key: string } | undefined> {
+    /** The version to build at and the key; sends the kept (or just made) answer and returns undefined when there is one. */
+    async lookup (request: FastifyRequest, reply: FastifyReply, key: AnswerKey): Promise<Miss | undefined> {
       const version = fastify.planningVersionNow(request) ?? await fastify.planningVersion(request)
       const hashed = keyOf(key)
       const entry = entries.get(hashed, version)
-      if (entry === undefined) {
+      if (entry !== undefined) {
+        await send(request, reply, key.userId, entry)
+        return undefined
+      }
+      const ahead = running.get(hashed)
+      if (ahead !== undefined && ahead.version === version) {
+        const shared = await ahead.answer
+        if (shared !== undefined) {
+          await send(request, reply, key.userId, shared)
+          return undefined
+        }
+        // not keepable (an error, the clock, the request's host): every request runs it itself
         entries.stats.misses++
         return { version, key: hashed }
       }
-      entries.stats.hits++
-      if (entry.viewed !== undefined && onViewed !== undefined) await onViewed(request, key.userId, entry.viewed)
-      await reply.status(200).type(JSON_TYPE).send(entry.body)
-      return undefined
+      entries.stats.misses++
+      let settle: Running['settle'] = () => {}
+      const answer = new Promise<Shared | undefined>((resolve) => { settle = resolve })
+      const run: Running = { version, answer, settle }
+      if (ahead === undefined || ahead.version < version) running.set(hashed, run)
+      return { version, key: hashed, running: run }
     },
-    keep (at: { version: number, key: string }, body: string, viewed?: readonly string[]): void {
+    keep (at: Miss, body: string, viewed?: readonly string[]): void {
       const bytes = Buffer.from(body)
+      at.running?.settle({ body: bytes, ...(viewed === undefined ? {} : { viewed }) })
       const previous = entries.peek(at.key)
       if (previous !== undefined && previous.version > at.version) return
       entries.set(at.key, { version: at.version, body: bytes, etag: '', bytes: bytes.length + 2 * at.key.length + ENTRY_OVERHEAD, ...(viewed === undefined ? {} : { viewed }) })
+    },
+    /** The run is over, kept or not: requests still waiting for it go on. */
+    finish (at: Miss): void {
+      if (at.running === undefined) return
+      at.running.settle(undefined)
+      if (running.get(at.key) === at.running) running.delete(at.key)
     }
   }
 }

@@ -8,7 +8,7 @@ import { createHostIssues } from '../../services/host-issues.js'
 import { RATE_LIMITED } from '../core/rate-limit.js'
 import { errorReply } from '../core/errors.js'
 import { absoluteUrl } from '../invites.js'
-import { graphqlAnswers } from './answer-cache.js'
+import { graphqlAnswers, type Miss } from './answer-cache.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
@@ -137,9 +137,17 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
     const user = request.planningUser!
     const kept = await answers.lookup(request, reply, { userId: user.id, scope: request.planningCredential?.scope ?? '', query, variables, operationName })
     if (kept === undefined) return reply
+    try {
+      return await run(request, reply, kept)
+    } finally {
+      answers.finish(kept)
+    }
+  }
+  const run = async (request: FastifyRequest<{ Body: BodyType }>, reply: FastifyReply, kept: Miss) => {
+    const { query, variables, operationName } = request.body
     const context: GraphContext = {
       request,
-      user,
+      user: request.planningUser!,
       readable: await fastify.planningAuth.readable(request),
       store: fastify.planningStore,
       reads,
