@@ -29,9 +29,11 @@ function rssMb (pid: number): number {
 /**
  * GraphQL `searchIssuesByPipeline`, the first 50 cards of the fullest pipeline (about a fifth of
  * the workspace) with a label filter, at 50 connections for `seconds`: what a client showing a
- * filtered column asks for.
+ * filtered column asks for. Three lines: with nothing written (every request after the first a
+ * kept answer), the first read after a write (one request at a time: the document run), and 50
+ * connections while an estimate is written every 250 ms (each write makes every client miss at once).
  */
-async function graphqlPage (url: string, seconds: number): Promise<string> {
+async function graphqlPage (url: string, seconds: number): Promise<string[]> {
   const fields = 'id number title state htmlUrl estimate { value } repository { ghId name } assignees { nodes { login } } labels { nodes { name color } } ' +
     `pipelineIssue(workspaceId: "${BIG_WORKSPACE}") { pipeline { id name } }`
   const query = `{ searchIssuesByPipeline(pipelineId: "big-pipeline-01", filters: { labels: { in: ["bug"] } }, first: 50) { totalCount pageInfo { hasNextPage endCursor } nodes { ${fields} } } }`
@@ -40,10 +42,34 @@ async function graphqlPage (url: string, seconds: number): Promise<string> {
   const json = await first.json() as { data?: { searchIssuesByPipeline: { totalCount: number, nodes: unknown[] } }, errors?: unknown[] }
   if (first.status !== 200 || json.errors !== undefined) throw new Error(`GraphQL ${first.status}: ${JSON.stringify(json).slice(0, 300)}`)
   const found = json.data!.searchIssuesByPipeline
-  const result = await autocannon({ url: `${url}/public/graphql`, connections: 50, duration: seconds, headers, method: 'POST', body })
-  const failed = result.non2xx + result.errors + result.timeouts
-  return `${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms ` +
-    `(${found.nodes.length} of ${found.totalCount.toLocaleString('en')} labelled cards${failed > 0 ? `; ${failed} failed` : ''})`
+  const loaded = async () => {
+    const result = await autocannon({ url: `${url}/public/graphql`, connections: 50, duration: seconds, headers, method: 'POST', body })
+    const failed = result.non2xx + result.errors + result.timeouts
+    return `${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms` +
+      `${failed > 0 ? `; ${failed} failed` : ''}`
+  }
+  const lines = [`50 connections, kept answers: ${await loaded()} (${found.nodes.length} of ${found.totalCount.toLocaleString('en')} labelled cards)`]
+  const estimate = async (i: number) => await call(`${url}/p1/repositories/${REPO}/issues/${1 + (i % 50)}/estimate`, 'PUT', { estimate: i % 7 })
+  const afterWrite: number[] = []
+  for (let i = 0; i < 60; i++) {
+    await estimate(i)
+    const ms = await call(`${url}/public/graphql`, 'POST', JSON.parse(body))
+    if (i >= 10) afterWrite.push(ms)
+  }
+  lines.push(`first read after a write, one at a time: ${stats(afterWrite)} (50 after 10 not counted)`)
+  const writing = { on: true }
+  let writes = 0
+  const writer = (async () => {
+    while (writing.on) {
+      await estimate(writes++)
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  })()
+  const underWrites = await loaded()
+  writing.on = false
+  await writer
+  lines.push(`50 connections with a write every 250 ms (${writes} writes): ${underWrites}`)
+  return lines
 }
 
 /** Starts the API on `options` and times it from spawn to listening (it listens once ready). */
@@ -115,7 +141,7 @@ async function measure (label: string, server: ServerProcess, issues: number, se
     if (i >= 20) inserts.push(ms)
   }
   lines.push(`${label}: POST /p1/dependencies with ${Math.min(2000, Math.floor(issues / 25)).toLocaleString('en')} edges stored, timed over HTTP: ${stats(inserts)} (180 after 20 not counted)`)
-  lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, 50 connections: ${await graphqlPage(server.url, seconds)}`)
+  for (const line of await graphqlPage(server.url, seconds)) lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, ${line}`)
   lines.push(`${label}: server RSS after these reads and writes ${rssMb(server.pid).toFixed(0)} MB, peak ${peakMb(server.pid).toFixed(0)} MB`)
   return { lines, rows }
 }
