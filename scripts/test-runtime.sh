@@ -16,5 +16,5 @@ trap 'cp .cache/addon/installed.node "$installed"' EXIT
 cp "$addon" "$installed"
 # The browser tests and the other run-once tests run in CI's first pass only.
 export PLANNING_BROWSER_TESTS=skip PLANNING_ONCE_TESTS=skip
-echo "# the whole suite on Node $("$runtime/bin/node" --version) (SQLite)"
+echo "# the suite on Node $("$runtime/bin/node" --version) (SQLite; .ci/run names the runtime-facing files)"
 PATH="$runtime/bin:$PATH" npm test -- --jobs=4 "${@:2}"
