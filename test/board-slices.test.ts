@@ -47,6 +47,7 @@ t.test('a board patched for each write answers what a fresh build of the whole b
       const fresh = await b.as('alice', { url })
       t.equal(mine.statusCode, 200)
       t.equal(mine.body, fresh.body, `${what}: ${url}`)
+      t.equal(mine.headers.etag, fresh.headers.etag, `${what}: ${url}, its tag`)
     }
   }
   const ok = (res: { statusCode: number, body: string }) => t.ok(res.statusCode < 300, res.body)
@@ -120,13 +121,20 @@ t.test('a board made of its pipelines\' kept JSON is the JSON of the whole board
   t.teardown(async () => await app.close())
   let board: BoardData = { pipelines: [] }
   const response = { 200: Board }
-  app.get('/joined', { schema: { response } }, async (_request, reply) => boardJson(reply, board).json)
+  // ?clone: the same board as new objects, nothing kept for them.
+  app.get('/joined', { schema: { response } }, async (request, reply) => {
+    const answer = boardJson(reply, 'clone' in (request.query as object) ? structuredClone(board) : board)
+    return await reply.header('x-tag', answer.etag).type('application/json; charset=utf-8').send(answer.body)
+  })
   app.get('/whole', { schema: { response } }, async () => board)
+  const tags = new Set<unknown>()
   const same = async (what: string) => {
     const joined = await app.inject({ url: '/joined' })
     const whole = await app.inject({ url: '/whole' })
     t.equal(joined.body, whole.body, what)
     t.same(JSON.parse(joined.body), board, `${what}: the board's values`)
+    t.equal((await app.inject({ url: '/joined?clone' })).headers['x-tag'], joined.headers['x-tag'], `${what}: the same bytes made afresh, the same tag`)
+    tags.add(joined.headers['x-tag'])
   }
   await same('no pipeline')
   const todo = { id: 'p1', name: 'To "do" \u2028 é', issues: [{ issue_number: 1, is_epic: false, estimate: { value: 0.5 }, position: 0 }, { issue_number: 2, is_epic: true }] }
@@ -136,4 +144,5 @@ t.test('a board made of its pipelines\' kept JSON is the JSON of the whole board
   await same('the same pipelines again (their kept JSON)')
   board = { pipelines: [{ ...todo, issues: [...todo.issues, { issue_number: 3, is_epic: false }] }, empty, { id: 'p3', name: 'Done', issues: [{ issue_number: 4, is_epic: false }] }] }
   await same('one pipeline changed, one kept, one new')
+  t.equal(tags.size, 3, 'other bytes, another tag')
 })

@@ -28,11 +28,12 @@ declare module 'fastify' {
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
- * What a `build` may give instead of a value: its JSON, already serialized as the route's
- * response schema would (plugins/board-bytes.ts makes a board's from the pipelines' kept JSON).
+ * What a `build` may give instead of a value: its JSON bytes, already serialized as the route's
+ * response schema would, and its tag when made otherwise than `etagOf` (plugins/board-bytes.ts
+ * makes a board's from the pipelines' kept JSON).
  */
 export class SerializedAnswer {
-  constructor (readonly json: string) {}
+  constructor (readonly body: Buffer, readonly etag?: string) {}
 }
 
 export interface ReadCacheOptions {
@@ -85,9 +86,10 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
     if (entry === undefined) {
       stats.misses++
       const built = await build(version)
-      const body = Buffer.from(built instanceof SerializedAnswer ? built.json : reply.serialize(built) as string)
+      const body = built instanceof SerializedAnswer ? built.body : Buffer.from(reply.serialize(built) as string)
       const previous = entries.peek(key)
-      const etag = previous?.body.equals(body) === true ? previous.etag : etagOf(body)
+      const made = built instanceof SerializedAnswer ? built.etag : undefined
+      const etag = previous?.body.equals(body) === true ? previous.etag : made ?? etagOf(body)
       entry = { version, body, etag, bytes: body.length + 2 * key.length + ENTRY_OVERHEAD, repoId }
       // A build that started before a newer one finished never replaces it.
       if (previous === undefined || previous.version <= version) entries.set(key, entry)
