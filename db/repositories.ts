@@ -1,5 +1,5 @@
 import type { Static } from '../schemas/common.js'
-import type { AdminMilestone, AdminRepository } from '../schemas/admin.js'
+import type { AdminMilestone, AdminRepository, AdminRepositoryListed } from '../schemas/admin.js'
 import { announce, issueContext } from './announce.js'
 import { NOBODY, type DomainEvents } from './domain-events.js'
 import { isUniqueViolation } from './engine/engine.js'
@@ -160,8 +160,8 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
       return user === undefined && repo === undefined
     },
 
-    async list (): Promise<Repository[]> {
-      return await db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url']).orderBy('id').execute()
+    async list (): Promise<Array<Static<typeof AdminRepositoryListed>>> {
+      return await db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url', 'connection_id']).orderBy('id').execute()
     },
 
     /** Creates a repository; without an id it lives here only and gets the next id from LOCAL_REPO_IDS up. */

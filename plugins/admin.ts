@@ -15,7 +15,8 @@ import type { PermissionName } from '../db/users.js'
 import { AuditPage, AuditQuery } from '../schemas/audit.js'
 import { AccountToken } from '../schemas/account.js'
 import {
-  AdminIssue, AdminMilestone, AdminRepository, AdminUserWithEmail, AdminWorkspace, ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
+  AdminIssue, AdminMilestone, AdminRepository, AdminRepositoryListed, AdminUserWithEmail, AdminWorkspace,
+  ChatRoleBody, ChatRoleReply, CreateIssueBody, CreateMilestoneBody,
   CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody,
   DeletePipelineQuery, Fixture, ImportReply, IssueNumberParams, MilestoneNumberParams, UpdateMilestoneBody,
   PermissionBody, PermissionParams, PermissionReply, PipelineParams, TokenReply, UpdateIssueBody, UpdateUserBody, UpdateWorkspaceBody,
@@ -200,7 +201,7 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   }, async () => await admin.workspaces())
 
   fastify.get('/repositories', {
-    schema: { tags, summary: 'Repositories', response: { 200: Type.Array(AdminRepository), ...errors } }
+    schema: { tags, summary: 'Repositories, each with the issue-host connection it is bound to (null: none)', response: { 200: Type.Array(AdminRepositoryListed), ...errors } }
   }, async () => await admin.listRepositories())
 
   fastify.post('/repositories', {

@@ -33,6 +33,11 @@ export const AdminRepository = Type.Object({
   name: Type.String(),
   html_url: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'its page on the issue host (null: https://github.com/owner/name)' }))
 })
+/** A repository as the admin API lists it: with the issue-host connection it is bound to, if any. */
+export const AdminRepositoryListed = Type.Object({
+  ...AdminRepository.properties,
+  connection_id: Type.Union([Type.String(), Type.Null()], { description: 'the connection (GET /admin/connections) it is bound to; null: it lives here only or came from a fixture or an import without one' })
+})
 export const CreateRepositoryBody = Type.Object({
   id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the issue host\'s id; without it the repository lives here only and gets an id from 2^40 (1099511627776) up' })),
   owner: Login,

@@ -8,7 +8,7 @@ import { AdminSections } from '../board/src/components/admin.js'
 import type { AdminContext } from '../board/src/components/admin-data.js'
 import { auditPeople, auditUrl } from '../board/src/components/admin-audit.js'
 import { AccountView, expiryFrom } from '../board/src/components/account.js'
-import { repositoryErrors } from '../board/src/components/admin-repositories.js'
+import { connectionOf, repositoryErrors } from '../board/src/components/admin-repositories.js'
 import { pipelineNames, reorder } from '../board/src/components/admin-workspaces.js'
 import { Card } from '../board/src/components/card.js'
 import { FieldError, fieldOf, invalid } from '../board/src/components/field.js'
@@ -592,6 +592,10 @@ t.test('administration: sections, their controls by name, and what the forms che
   t.same(auditPeople([{ login: 'ann' }, { login: 'bob' }], ['anonymous', 'user:ann']), ['admin', 'anonymous', 'user:ann', 'user:bob'], 'everyone with an account can be chosen, seen in the log or not')
   for (const text of ['>Repositories</h3>', '>Workspaces</h3>', '>New repository</button>', '>New workspace</button>', '>Add pipeline</button>', '>Pipeline name</label>', 'aria-label="Pipelines of Team"', '<li class="pipeline" aria-label="To Do"']) t.match(page, text)
   t.match(page, 'acme/web&lt;b>', 'names as text')
+  t.match(page, '<th scope="col">Connection</th>', 'the repositories with their connection')
+  const gitea = { id: 'c1', kind: 'gitea' as const, web_url: 'https://gitea.example' }
+  t.same([connectionOf({ id: 1, owner: 'a', name: 'b', connection_id: 'c1' }, [gitea]), connectionOf({ id: 1, owner: 'a', name: 'b', connection_id: null }, [gitea]), connectionOf({ id: 1, owner: 'a', name: 'b', connection_id: 'gone' }, [])],
+    ['Gitea https://gitea.example', 'none', 'a connection'], 'named as the Connections section names it; none when it lives here')
   t.match(page, /<button type="button" disabled>Move left<\/button>/, 'the first pipeline cannot move left')
   t.match(page, /<button type="button" disabled>Move right<\/button>/, 'the last cannot move right')
 })

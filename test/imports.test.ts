@@ -96,7 +96,8 @@ t.test('an import pages through the host, waits out a rate limit, and is idempot
   t.ok(host.requests.every((r) => !r.includes('access_token')), 'the token travels in a header')
 
   const repos = (await app.admin({ url: '/admin/repositories' })).json()
-  t.match(repos.find((r: { id: number }) => r.id === 5151), { owner: 'acme', name: 'imported', html_url: 'https://github.com/acme/imported' })
+  t.match(repos.find((r: { id: number }) => r.id === 5151), { owner: 'acme', name: 'imported', html_url: 'https://github.com/acme/imported', connection_id: connection.id }, 'listed with the connection it came through')
+  t.ok(repos.filter((r: { id: number }) => r.id !== 5151).every((r: { connection_id: string | null }) => r.connection_id === null), 'the fixture\'s repositories with none')
   // The collaborator is an identity of the connection; linked to a local user, its permission applies.
   await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'imp-user' } })
   await app.admin({ method: 'PUT', url: '/admin/users/imp-user/identities', payload: { connection_id: connection.id, platform_user_id: 501 } })

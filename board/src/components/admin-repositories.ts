@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useState } from 'preact/hooks'
 import { html } from '../html.js'
-import type { AdminContext, AdminData } from './admin-data.js'
+import type { AdminConnectionName, AdminContext, AdminData, AdminRepo } from './admin-data.js'
 import { TextField, useErrors } from './field.js'
 
 const NAME = /^[A-Za-z0-9_.-]{1,100}$/
@@ -45,7 +45,16 @@ function NewRepository ({ context, onDone }: { context: AdminContext, onDone: ()
   </form>`
 }
 
-/** Every repository, and a form for one that lives here only (no issue host). */
+const HOSTS: Record<AdminConnectionName['kind'], string> = { github: 'GitHub', gitea: 'Gitea', forgejo: 'Forgejo' }
+
+/** The issue-host connection a repository is bound to, as the Connections section names it; 'none' when it has none. */
+export function connectionOf (repo: AdminRepo, connections: AdminConnectionName[]): string {
+  if (repo.connection_id === undefined || repo.connection_id === null) return 'none'
+  const c = connections.find((x) => x.id === repo.connection_id)
+  return c === undefined ? 'a connection' : `${HOSTS[c.kind]} ${c.web_url}`
+}
+
+/** Every repository with its connection, if any, and a form for one that lives here only (no issue host). */
 export function Repositories ({ data, context }: { data: AdminData, context: AdminContext }) {
   const [adding, setAdding] = useState(false)
   return html`<section class="admin-section" aria-labelledby="admin-repositories">
@@ -56,9 +65,10 @@ export function Repositories ({ data, context }: { data: AdminData, context: Adm
     ${data.repositories.length === 0
       ? html`<p class="hint">No repositories yet.</p>`
       : html`<div class="table-scroll"><table>
-        <thead><tr><th scope="col">Repository</th><th scope="col">Workspaces</th></tr></thead>
+        <thead><tr><th scope="col">Repository</th><th scope="col">Connection</th><th scope="col">Workspaces</th></tr></thead>
         <tbody>${data.repositories.map((r) => html`<tr key=${r.id}>
           <th scope="row">${r.owner}/${r.name}</th>
+          <td>${connectionOf(r, data.connections ?? [])}</td>
           <td>${data.workspaces.filter((w) => w.repositories.includes(r.id)).map((w) => w.name).join(', ')}</td>
         </tr>`)}</tbody>
       </table></div>`}

@@ -7,7 +7,7 @@ import { Connections } from './admin-connections.js'
 import { People } from './admin-people.js'
 import { Repositories } from './admin-repositories.js'
 import { Workspaces } from './admin-workspaces.js'
-import type { AdminContext, AdminData, AdminRepo, AdminUser, AdminWorkspace } from './admin-data.js'
+import type { AdminConnectionName, AdminContext, AdminData, AdminRepo, AdminUser, AdminWorkspace } from './admin-data.js'
 
 /** The sections of the Administration view, for a given read of the admin API. */
 export function AdminSections ({ data, context }: { data: AdminData, context: AdminContext }) {
@@ -29,12 +29,14 @@ export function Administration ({ store }: { store: Store }) {
   const [error, setError] = useState('')
   const reload = async () => {
     try {
-      const [repositories, workspaces, users] = await Promise.all([
+      const [repositories, workspaces, users, connections] = await Promise.all([
         store.client.get<AdminRepo[]>('/admin/repositories'),
         store.client.get<AdminWorkspace[]>('/admin/workspaces'),
-        store.client.get<AdminUser[]>('/admin/users')
+        store.client.get<AdminUser[]>('/admin/users'),
+        // Only names the repositories' connections: the Connections section says why it cannot read them.
+        store.client.get<AdminConnectionName[]>('/admin/connections').catch(() => [])
       ])
-      setData({ repositories, workspaces, users })
+      setData({ repositories, workspaces, users, connections })
       setError('')
       store.reloadWorkspaces().catch(() => {})
     } catch (err) {
