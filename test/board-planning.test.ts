@@ -35,6 +35,22 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
   await page.goto(`${address}/?board=${WS_OLD}&view=settings`)
   await signInWithToken(page, TOKENS.alice)
 
+  // alice administers every repository of Engineering but is no administrator: she invites from its Settings.
+  await page.getByRole('region', { name: 'People' }).getByRole('button', { name: 'Invite' }).click()
+  const invite = page.getByRole('dialog', { name: 'Invite someone' })
+  t.same(await invite.getByLabel('Workspace').locator('option').allTextContents(), ['Engineering'], 'into this workspace only')
+  await invite.getByLabel('Email').fill('not an email')
+  await invite.getByRole('button', { name: 'Make the invite link' }).click()
+  t.equal(await invite.getByLabel('Email').getAttribute('aria-invalid'), 'true', 'a wrong email is refused at its field')
+  await invite.getByLabel('Email').fill('')
+  await invite.getByLabel('Permission').selectOption('read')
+  await invite.getByRole('button', { name: 'Make the invite link' }).click()
+  const inviteUrl = await invite.getByLabel('Invite link').inputValue()
+  t.same(await axe(page), [], 'axe: no serious or critical violation in the invite dialog')
+  await invite.getByRole('button', { name: 'Close' }).click()
+  t.match((await app.as('alice', { url: `/invites?workspace_id=${WS_OLD}` })).json(), [{ permission: 'read', created_by: 'user:alice' }], 'the invite is in the API at once')
+  t.equal((await app.inject({ url: new URL(inviteUrl).pathname })).statusCode, 200, 'and its link opens the Join page')
+
   // A new release report: refusals next to their fields, then one over acme/api.
   const releases = page.getByRole('region', { name: 'Release reports' })
   await releases.getByRole('button', { name: 'New release report' }).click()
@@ -113,7 +129,7 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
   await signInWithToken(reader, TOKENS.carol)
   await reader.getByText(`v1.0 (acme/api): starts on ${day(-2)}`).waitFor()
   await reader.getByRole('region', { name: 'Version 2' }).getByText('#1 Issue 1').waitFor()
-  for (const name of ['New release report', 'Add to the release report', 'Save start date', 'Save sprint settings', /^Remove /]) {
+  for (const name of ['New release report', 'Add to the release report', 'Save start date', 'Save sprint settings', 'Invite', /^Remove /]) {
     t.equal(await reader.getByRole('button', { name }).count(), 0, `no ${String(name)} button in Settings`)
   }
   t.equal(await reader.getByRole('textbox').count(), 0, 'no field to type into in Settings')

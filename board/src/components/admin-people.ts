@@ -11,7 +11,10 @@ const message = (err: unknown) => err instanceof Error ? err.message : String(er
 
 /** A date-time as the reader's local date and time; "never" for none. */
 
-function InviteDialog ({ data, context, onClose }: { data: AdminData, context: AdminContext, onClose: () => void }) {
+/** The invite dialog: Administration offers every workspace, a workspace's Settings only that one (its admin may invite into it). */
+export function InviteDialog ({ workspaces, context, onClose }: {
+  workspaces: Array<{ id: string, name: string }>, context: AdminContext, onClose: () => void
+}) {
   const dialog = useRef<HTMLDialogElement>(null)
   const form = useErrors()
   const [link, setLink] = useState<{ url: string, expires_at: string, email?: string | null, mailed?: boolean, mail_error?: string } | null>(null)
@@ -51,7 +54,7 @@ function InviteDialog ({ data, context, onClose }: { data: AdminData, context: A
           <${FieldError} id="invite-email" error=${form.errors.email} /></div>
         <div class="field"><label for="invite-workspace">Workspace</label>
           <select name="workspace" ...${invalid('invite-workspace', form.errors.workspace)}>
-            ${data.workspaces.map((w) => html`<option key=${w.id} value=${w.id}>${w.name}</option>`)}
+            ${workspaces.map((w) => html`<option key=${w.id} value=${w.id}>${w.name}</option>`)}
           </select>
           <${FieldError} id="invite-workspace" error=${form.errors.workspace} /></div>
         <div class="field"><label for="invite-permission">Permission</label>
@@ -152,7 +155,7 @@ export function People ({ data, context }: { data: AdminData, context: AdminCont
   return html`<section class="admin-section" aria-labelledby="admin-people">
     <h3 id="admin-people">People</h3>
     <button type="button" onClick=${() => setInviting(true)}>Invite</button>
-    ${inviting && html`<${InviteDialog} data=${data} context=${context} onClose=${() => { setInviting(false); setInvitesRead((n) => n + 1) }} />`}
+    ${inviting && html`<${InviteDialog} workspaces=${data.workspaces} context=${context} onClose=${() => { setInviting(false); setInvitesRead((n) => n + 1) }} />`}
     <div class="table-scroll"><table>
       <thead><tr><th scope="col">Login</th><th scope="col">Email</th><th scope="col">Administrator</th><th scope="col">Last sign-in</th><th scope="col">Changes</th></tr></thead>
       <tbody>${data.users.map((u) => html`<${Person} key=${u.login} data=${data} user=${u} context=${context} />`)}</tbody>

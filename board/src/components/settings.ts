@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { Pipeline } from '../model.js'
 import { mayChange, type Store } from '../store.js'
+import { InviteDialog } from './admin-people.js'
 import { MilestoneSettings } from './settings-milestones.js'
 import { ReleaseSettings } from './settings-releases.js'
 import { SprintSettings } from './settings-sprints.js'
@@ -25,6 +26,17 @@ function HostLabelRow ({ store, pipeline }: { store: Store, pipeline: Pipeline }
   </form>`
 }
 
+/** A workspace admin's invites into this workspace (Administration has them for every workspace). */
+function InviteSettings ({ store, workspace }: { store: Store, workspace: { id: string, name: string } }) {
+  const [open, setOpen] = useState(false)
+  return html`<section class="settings-section" aria-labelledby="settings-invite">
+    <h2 id="settings-invite">People</h2>
+    <p>An invite link lets one person join "${workspace.name}" with the permission you choose on each of its repositories.</p>
+    <button type="button" onClick=${() => setOpen(true)}>Invite</button>
+    ${open && html`<${InviteDialog} workspaces=${[workspace]} context=${{ client: store.client, say: store.say, reload: async () => {} }} onClose=${() => setOpen(false)} />`}
+  </section>`
+}
+
 /** The workspace's settings: its sprints, release reports and milestone start dates, and which issue-host label each pipeline writes (two-way sync). */
 export function Settings ({ store }: { store: Store }) {
   const { state } = store
@@ -35,6 +47,7 @@ export function Settings ({ store }: { store: Store }) {
     <${SprintSettings} store=${store} />
     <${ReleaseSettings} store=${store} />
     <${MilestoneSettings} store=${store} />
+    ${admin && html`<${InviteSettings} store=${store} workspace=${workspace} />`}
     <h2>Pipeline labels on the issue host</h2>
     <p>
       A pipeline may name a label of the issue host. Moving a card into it puts that label on the
