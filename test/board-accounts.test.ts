@@ -1,5 +1,7 @@
 /// <reference lib="dom" />
 import t from 'tap'
+import { createRequire } from 'node:module'
+import type { Page } from 'playwright-core'
 import type { SetupLink } from '../app.js'
 import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
 import { build, REPO, TOKENS, WS_NEW } from './helper.js'
@@ -8,6 +10,15 @@ import { build, REPO, TOKENS, WS_NEW } from './helper.js'
 // the sign-in form's password sign-in.
 const why = browserSkip
 if (why !== undefined) t.comment(`skipping the accounts browser test: ${why}`)
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+
+async function axe (page: Page): Promise<string[]> {
+  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
+  return await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
+  })
+}
 
 t.test('first start in the browser: the setup link makes the administrator, signed in; sign out; sign in with the password', { skip: why, timeout: 90_000 }, async (t) => {
   let link: SetupLink | undefined
@@ -20,7 +31,8 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const browser = await launchBrowser()
   t.teardown(async () => await browser.close())
-  const context = await newContext(browser, { viewport: { width: 390, height: 844 } })
+  // bypassCSP: axe-core is added to the pages as a script of the test's.
+  const context = await newContext(browser, { viewport: { width: 390, height: 844 }, bypassCSP: true })
   const page = await context.newPage()
 
   await page.goto(`${address}${link!.path}`)
@@ -116,6 +128,20 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   t.equal(rows.length - 1, expected.length, `the ${expected.length} entries the API has of lead making and unmaking an administrator`)
   t.ok(expected.length === 2 && rows.slice(1).every((r) => r.includes('user:lead') && r.includes('user.updated')), 'each of them lead\'s user.updated')
   t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'People and the audit log at 390 px: nothing scrolls sideways')
+  t.same(await axe(page), [], 'axe: People and the audit log, filtered')
+
+  // The pages of a reset link and of a used link: the same bar (opened in a page without the session, never submitted).
+  const reset = (await app.admin({ method: 'POST', url: '/admin/users/lead/password-reset' })).json().url as string
+  const other = await (await newContext(browser, { viewport: { width: 390, height: 844 }, bypassCSP: true })).newPage()
+  await other.goto(`${address}${new URL(reset).pathname}`)
+  await other.getByRole('button', { name: 'Set password' }).waitFor()
+  t.ok(await other.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'the reset page at 390 px: nothing scrolls sideways')
+  t.same(await axe(other), [], 'axe: the reset page')
+  const used = await other.goto(`${address}${link!.path}`)
+  t.equal(used?.status(), 410)
+  await other.getByRole('heading', { name: 'This link cannot be used any more' }).waitFor()
+  t.same(await axe(other), [], 'axe: the page of a used link')
+  await other.context().close()
 })
 
 t.test('a read-only person sees no editing controls: no grip, no estimate button, no New issue; E does nothing', { skip: why, timeout: 60_000 }, async (t) => {
