@@ -1,10 +1,11 @@
 import autocannon from 'autocannon'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
+import { boardPageFigures, CHROMIUM } from './board-page.js'
 import { compare, type HttpRow } from './http.js'
 import { admin } from './postgres.js'
 import { startProcess, type ServerProcess } from './processes.js'
@@ -70,6 +71,19 @@ async function graphqlPage (url: string, seconds: number): Promise<string[]> {
   await writer
   lines.push(`50 connections with a write every 250 ms (${writes} writes): ${underWrites}`)
   return lines
+}
+
+/** Issue 47's board-page goals, on the workspace's board (every repository) as its owner opens it. */
+async function boardPage (label: string, url: string, issues: number): Promise<string[]> {
+  if (!existsSync(CHROMIUM)) return [`${label}: board page skipped (no Chromium at ${CHROMIUM})`]
+  const f = await boardPageFigures(url, BIG_TOKEN)
+  const ms = (n: number) => `${Math.round(n).toLocaleString('en')} ms`
+  return [
+    `${label}: board page, the workspace's ${issues.toLocaleString('en')} cards: "Sign in" to a card in every column ${ms(f.usable)} (goal: 1,500 ms); ` +
+      `every read done after ${ms(f.settled)} (${f.requests} requests)`,
+    `${label}: board page: longest task while scrolling the fullest column ${ms(f.scroll)} (goal: 50 ms); ` +
+      `a filter keystroke to settled cards, longest ${ms(Math.max(...f.keystrokes))} (${f.keystrokes.map((k) => Math.round(k)).join(', ')} ms; goal: 100 ms)`
+  ]
 }
 
 /** Starts the API on `options` and times it from spawn to listening (it listens once ready). */
@@ -142,6 +156,7 @@ async function measure (label: string, server: ServerProcess, issues: number, se
   }
   lines.push(`${label}: POST /p1/dependencies with ${Math.min(2000, Math.floor(issues / 25)).toLocaleString('en')} edges stored, timed over HTTP: ${stats(inserts)} (180 after 20 not counted)`)
   for (const line of await graphqlPage(server.url, seconds)) lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, ${line}`)
+  lines.push(...await boardPage(label, server.url, issues))
   lines.push(`${label}: server RSS after these reads and writes ${rssMb(server.pid).toFixed(0)} MB, peak ${peakMb(server.pid).toFixed(0)} MB`)
   return { lines, rows }
 }
@@ -150,7 +165,8 @@ async function measure (label: string, server: ServerProcess, issues: number, se
  * Issue 47's big workspace (`BENCH_BIG_ISSUES`, default 50,000) on SQLite and, when `postgresUrl`
  * answers, PostgreSQL: loading it from SEED_FILE, restarting to ready, the cached 5,000-issue
  * board against bare node:http, the first read after a write, moves at 50,000 vs 100 issues,
- * dependency inserts over HTTP, a GraphQL page with a label filter, and the server's memory.
+ * dependency inserts over HTTP, a GraphQL page with a label filter, the board page in Chromium
+ * (sign-in, scrolling, filtering: bench/board-page.ts), and the server's memory.
  */
 export async function benchBigWorkspace (seconds: number, rounds: number, postgresUrl?: string): Promise<{ lines: string[], rows: HttpRow[] }> {
   const issues = Number(process.env.BENCH_BIG_ISSUES ?? 50_000)
