@@ -26,11 +26,11 @@ import { burndownChoices, BurndownView, CycleTimeView, NoBurndown, VelocityView 
 import { burndownChart, cycleTimeChart, dayIn, daysText, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
 import { html } from '../board/src/html.js'
 import {
-  cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, matches, mergeColumns, namesIn, noRelations,
-  nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, serverFilterQuery, totals, visibleRows,
+  cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, labelsAndAssigneesOf, matcher, matches, mergeColumns,
+  namesIn, narrows, noRelations, nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, serverFilterQuery, titleIndex, totals, visibleRows,
   type Card as CardData, type Filter
 } from '../board/src/model.js'
-import { createStore, type LiveHandlers } from '../board/src/store.js'
+import { createStore, firstRowsOf, type LiveHandlers } from '../board/src/store.js'
 
 // The board page's parts without a browser: its decisions as functions, its components rendered to
 // HTML, its store over a fake client. The browser tests (board-page.test.ts) use them together.
@@ -94,6 +94,29 @@ t.test('filters: kept in the address, and what they keep', async (t) => {
   t.equal(filterFromQuery(new URLSearchParams('sprint=6b04a8524b2c961bf6b8f738')).sprint, '6b04a8524b2c961bf6b8f738')
   t.equal(filterFromQuery(new URLSearchParams('sprint=../x')).sprint, '', 'a sprint id is letters and digits')
   t.same(labelsAndAssignees([labelled, card(4, { labels: [{ name: 'a', color: null }] })]), { labels: [{ name: 'a', color: null }, { name: 'bug', color: 'd73a4a' }], assignees: ['ann-lee'] })
+})
+
+t.test('filters on a big board: a title index built once per map of cards, a filter that only narrows, a compiled test', async (t) => {
+  const cards = new Map([card(1, { title: 'Fix the LOGIN page' }), card(2, { title: 'login' }), card(3, { title: 'Export' }), card(12, { title: 'two\nlines' })].map((c) => [c.key, c]))
+  const search = titleIndex(cards)
+  t.equal(titleIndex(cards), search, 'one index per map')
+  t.same([...search('login')].sort(), ['1#1', '1#2'], 'every title holding the text, any case, the last one too')
+  t.same([...search('o')].sort(), ['1#1', '1#12', '1#2', '1#3'])
+  t.same([...search('n page')], ['1#1'])
+  t.same([...search('o\nl')], [], 'never across two titles')
+  t.same([...search('two lines')], ['1#12'], 'a line break in a title reads as a space')
+  t.same([...search('zzz')], [])
+  const relations = noRelations()
+  const viaIndex = (f: Partial<Filter>) => [...cards.values()].filter(matcher({ ...emptyFilter(), ...f }, relations, null, search)).map((c) => c.key)
+  const plain = (f: Partial<Filter>) => [...cards.values()].filter((c) => matches(c, { ...emptyFilter(), ...f }, relations)).map((c) => c.key)
+  for (const f of [{ text: 'LOG' }, { text: '#12' }, { text: '12' }, { text: 'login', estimate: 'none' as const }, {}]) t.same(viaIndex(f), plain(f), `the index keeps what a scan keeps: ${JSON.stringify(f)}`)
+  t.ok(narrows({ ...emptyFilter(), text: 'lo' }, { ...emptyFilter(), text: 'log' }), 'typing on narrows')
+  t.notOk(narrows({ ...emptyFilter(), text: 'log' }, { ...emptyFilter(), text: 'lo' }), 'a deleted letter does not')
+  t.notOk(narrows(emptyFilter(), { ...emptyFilter(), text: 'l' }), 'nor the first letter')
+  t.notOk(narrows({ ...emptyFilter(), text: '#1' }, { ...emptyFilter(), text: '#12' }), 'nor a number: #12 is not within #1')
+  t.notOk(narrows({ ...emptyFilter(), text: 'lo' }, { ...emptyFilter(), text: 'log', labels: ['bug'] }), 'nor a change of another part')
+  t.equal(labelsAndAssigneesOf(cards), labelsAndAssigneesOf(cards), 'the menus\' names are gathered once per map of cards')
+  t.same([firstRowsOf(1), firstRowsOf(2), firstRowsOf(10), firstRowsOf(30)], [40, 20, 4, 4], 'a screen\'s worth of first rows, shared among the repositories')
 })
 
 t.test('estimates typed as text: a number, empty to clear, anything else refused', async (t) => {
@@ -206,7 +229,7 @@ t.test('the filter a paged board read applies on the server: what fits its bound
 t.test('the store: a large board shows each column\'s first rows (a paged read) while the whole board loads', async (t) => {
   const page = { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 1, is_epic: false }], next_after: 1 }, { id: 'done', name: 'Done', issues: [], next_after: null }] }
   const bugs = { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 2, is_epic: false }], next_after: null }, { id: 'done', name: 'Done', issues: [], next_after: null }] }
-  const base = fakeClient({ '/p2/workspaces/w/repositories/1/board?limit=40&label=bug': bugs, '/p2/workspaces/w/repositories/1/board?limit=': page, ...routes })
+  const base = fakeClient({ '/p2/workspaces/w/repositories/1/board?limit=20&label=bug': bugs, '/p2/workspaces/w/repositories/1/board?limit=': page, ...routes })
   let release = () => {}
   const held = new Promise<void>((resolve) => { release = resolve })
   const client: Client = { ...base, read: async <T>(path: string, etag?: string) => { if (path.endsWith('/board')) await held; return await base.read<T>(path, etag) } }

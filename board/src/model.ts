@@ -159,26 +159,103 @@ export const noRelations = (): Relations => ({ epicsOf: new Map(), blockedBy: ne
 
 /** Whether the filter keeps the card; `sprint` holds the keys of the chosen sprint's issues (null while they are read). */
 export function matches (card: Card, filter: Filter, relations: Relations, sprint: Set<string> | null = null): boolean {
-  if (filter.sprint !== '' && !(sprint?.has(card.key) ?? false)) return false
+  return matcher(filter, relations, sprint)(card)
+}
+
+/** Finds the keys of the cards whose title (in lower case) holds a text. */
+export type TitleSearch = (text: string) => Set<string>
+
+const titleIndexes = new WeakMap<Map<string, Card>, TitleSearch>()
+/**
+ * An index of the cards' titles, built once per map of cards (the store replaces the map when a
+ * card changes): every title in lower case in one string, so a search is a few native `indexOf`
+ * calls, one per match, instead of a lower-casing and a test of each of 50,000 cards per keystroke.
+ */
+export function titleIndex (cards: Map<string, Card>): TitleSearch {
+  let search = titleIndexes.get(cards)
+  if (search !== undefined) return search
+  const keys: string[] = []
+  const starts: number[] = []
+  const parts: string[] = []
+  let at = 0
+  for (const [key, card] of cards) {
+    const title = card.title.toLowerCase().replaceAll('\n', ' ')
+    keys.push(key)
+    starts.push(at)
+    parts.push(title)
+    at += title.length + 1
+  }
+  const text = parts.join('\n')
+  const owner = (i: number): number => {
+    let low = 0
+    let high = starts.length - 1
+    while (low < high) {
+      const mid = (low + high + 1) >> 1
+      if (starts[mid] <= i) low = mid; else high = mid - 1
+    }
+    return low
+  }
+  search = (wanted: string) => {
+    const found = new Set<string>()
+    if (wanted.includes('\n')) return found
+    for (let i = text.indexOf(wanted); i >= 0;) {
+      const n = owner(i)
+      found.add(keys[n])
+      const next = starts[n + 1]
+      if (next === undefined) break
+      i = text.indexOf(wanted, next)
+    }
+    return found
+  }
+  titleIndexes.set(cards, search)
+  return search
+}
+
+/**
+ * The filter as one test per card, its text and ranges read once rather than for each card:
+ * a keystroke on a board of 50,000 cards tests every card it holds.
+ */
+export function matcher (filter: Filter, relations: Relations, sprint: Set<string> | null = null, titles?: TitleSearch): (card: Card) => boolean {
+  const tests: Array<(card: Card) => boolean> = []
+  if (filter.sprint !== '') tests.push((c) => sprint?.has(c.key) ?? false)
   const text = filter.text.trim().toLowerCase()
   if (text !== '') {
     const number = /^#?(\d+)$/.exec(text)
-    if (number !== null ? card.number !== Number(number[1]) : !card.title.toLowerCase().includes(text)) return false
+    if (number !== null) {
+      const wanted = Number(number[1])
+      tests.push((c) => c.number === wanted)
+    } else if (titles !== undefined) {
+      const hits = titles(text)
+      tests.push((c) => hits.has(c.key))
+    } else tests.push((c) => c.title.toLowerCase().includes(text))
   }
-  if (filter.repos.length > 0 && !filter.repos.includes(card.repo)) return false
-  if (filter.estimate === 'none' && card.estimate !== null) return false
-  if (filter.estimate === 'set' && card.estimate === null) return false
+  if (filter.repos.length > 0) tests.push((c) => filter.repos.includes(c.repo))
+  if (filter.estimate === 'none') tests.push((c) => c.estimate === null)
+  if (filter.estimate === 'set') tests.push((c) => c.estimate !== null)
   if (filter.estimate.includes('-')) {
     const [low, high] = filter.estimate.split('-').map(Number)
-    if (card.estimate === null || card.estimate < low || card.estimate > high) return false
+    tests.push((c) => c.estimate !== null && c.estimate >= low && c.estimate <= high)
   }
-  if (filter.epics.length > 0 && !(relations.epicsOf.get(card.key) ?? []).some((e) => filter.epics.includes(e))) return false
-  if (filter.blocked === 'blocked' && (relations.blockedBy.get(card.key) ?? []).length === 0) return false
-  if (filter.blocked === 'blocking' && (relations.blocking.get(card.key) ?? []).length === 0) return false
+  if (filter.epics.length > 0) tests.push((c) => (relations.epicsOf.get(c.key) ?? []).some((e) => filter.epics.includes(e)))
+  if (filter.blocked === 'blocked') tests.push((c) => (relations.blockedBy.get(c.key) ?? []).length > 0)
+  if (filter.blocked === 'blocking') tests.push((c) => (relations.blocking.get(c.key) ?? []).length > 0)
   // A card with any of the chosen labels (assignees) is kept.
-  if (filter.labels.length > 0 && !card.labels.some((l) => filter.labels.includes(l.name))) return false
-  if (filter.assignees.length > 0 && !card.assignees.some((a) => filter.assignees.includes(a.login))) return false
-  return true
+  if (filter.labels.length > 0) tests.push((c) => c.labels.some((l) => filter.labels.includes(l.name)))
+  if (filter.assignees.length > 0) tests.push((c) => c.assignees.some((a) => filter.assignees.includes(a.login)))
+  if (tests.length === 0) return () => true
+  if (tests.length === 1) return tests[0]
+  return (c) => tests.every((test) => test(c))
+}
+
+/**
+ * Whether a filter keeps no card that `before` dropped: only its text grew longer (a keystroke
+ * typing on), so the cards `before` kept are all it needs to test.
+ */
+export function narrows (before: Filter, after: Filter): boolean {
+  const text = after.text.trim().toLowerCase()
+  const was = before.text.trim().toLowerCase()
+  if (was === '' || !text.startsWith(was) || /^#?\d+$/.test(text) || /^#?\d+$/.test(was)) return false
+  return filterToQuery({ ...after, text: '' }, new URLSearchParams()).toString() === filterToQuery({ ...before, text: '' }, new URLSearchParams()).toString()
 }
 
 /** Sprints nearest today first: the current one, those to come from the soonest, then the ended ones from the latest. */
@@ -287,6 +364,14 @@ export function initials (login: string): string {
 
 /** Names in a comma-separated field ("bug, ui"), trimmed, without repeats. */
 export const namesIn = (text: string): string[] => [...new Set(text.split(',').map((s) => s.trim()).filter((s) => s !== ''))]
+
+const knownOf = new WeakMap<object, { labels: Label[], assignees: string[] }>()
+/** `labelsAndAssignees` of a map of cards, made once per map (the store replaces the map when a card changes). */
+export function labelsAndAssigneesOf (cards: Map<string, Card>): { labels: Label[], assignees: string[] } {
+  let known = knownOf.get(cards)
+  if (known === undefined) knownOf.set(cards, known = labelsAndAssignees(cards.values()))
+  return known
+}
 
 /** Every label (by name) and assignee (by login) on the cards, sorted, for the filter menus. */
 export function labelsAndAssignees (cards: Iterable<Card>): { labels: Label[], assignees: string[] } {

@@ -84,6 +84,11 @@ const COLLAPSED_KEY = 'planning-collapsed'
 const CHUNK = 100
 /** Rows per column read first on a large board: more than a screen holds. */
 const FIRST_ROWS = 40
+/**
+ * Rows per repository read first when a column interleaves `repos` repositories: a screen's worth
+ * in all (10 repositories: 4 each, one title read each rather than a column of 400 to name).
+ */
+export const firstRowsOf = (repos: number): number => Math.max(4, Math.ceil(FIRST_ROWS / Math.max(1, repos)))
 
 /** The live stream's events (read with fetch in the page, so the token goes in a header, never in an address). */
 export interface LiveHandlers { open: () => void, change: () => void, lost: () => void }
@@ -154,7 +159,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     if (workspace === null || openLive === undefined) return
     const mine = generation
     live = openLive(client.href(`/p2/workspaces/${encodeURIComponent(workspace)}/live`), {
-      open: () => { liveOpen = true },
+      // The poll set while the stream was shut waits for the slow safety look now.
+      open: () => { liveOpen = true; poll() },
       change: () => { if (mine === generation && state.drag === null) refresh() },
       lost: () => { liveOpen = false }
     })
@@ -336,8 +342,13 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     })
     writeUrl()
     say('Loading the board…')
-    follow(workspace)
+    follow(null)
+    const mine = generation
     await Promise.all([names(workspace), refresh(true), state.collapsed.has(CLOSED) ? countClosed() : loadClosed(), sprints(workspace)])
+    // After the board's first read, not before it: the stream's first look reads the same boards and
+    // titles on the server, which on a board of 50,000 issues held the first rows back for seconds;
+    // after the page's own read it finds them kept. Until then the page polls.
+    if (mine === generation) follow(workspace)
   }
 
   /** The workspace's sprints (none before a sprint configuration), and the issues of the one the filter names. */
@@ -378,8 +389,11 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     const mine = generation
     const choice = state.choice
     if (choice === null) return
-    // Alongside the whole read, not before it: a board that fits in a page costs no extra wait.
-    if (first) firstRows(choice.workspace, mine).catch(() => {})
+    // Before the whole read, not alongside it: on a board of 50,000 issues the whole boards and
+    // their titles (hundreds of reads) would queue ahead of the first rows' few. A board that fits
+    // in a page costs one paged read more.
+    if (first) await firstRows(choice.workspace, mine).catch(() => {})
+    if (mine !== generation) return
     try {
       const repos = repoIds()
       const reads = await Promise.all(repos.map(async (repo) => {
@@ -388,7 +402,6 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
         return { repo, path, body, etag }
       }))
       if (mine !== generation) return
-      wholeRead = mine
       const changed = reads.some((r) => r.body !== undefined)
       if (changed || first) {
         for (const r of reads) if (r.etag !== undefined) etags.set(r.path, r.etag)
@@ -399,6 +412,8 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       }
       const [cards] = await Promise.all([titles(), changed || first ? relations() : Promise.resolve()])
       if (mine !== generation) return
+      // Only now, with every title here, is the whole board drawn: the first rows stay until then.
+      wholeRead = mine
       // A card being dragged or an estimate being typed is not redrawn under the person's hand.
       if (state.drag === null && (changed || first || cards)) {
         const columns = mergeColumns(state.pipelines, [...boards].map(([repo, board]) => ({ repo, board })))
@@ -410,10 +425,13 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       if (mine !== generation) return
       failed(err, 'Could not read the board')
     }
-    if (mine === generation && (state.phase === 'loading' || state.phase === 'ready')) {
-      const wait = liveOpen ? LIVE_POLL_MS : POLL_MS
-      timer = setTimeout(() => { if (isHidden()) timer = setTimeout(() => { refresh() }, wait); else refresh() }, wait)
-    }
+    if (mine === generation && (state.phase === 'loading' || state.phase === 'ready')) poll()
+  }
+  /** The next look at the board: every 3 s, or once a minute while the live stream is open. */
+  function poll () {
+    clearTimeout(timer)
+    const wait = liveOpen ? LIVE_POLL_MS : POLL_MS
+    timer = setTimeout(() => { if (isHidden()) timer = setTimeout(() => { refresh() }, wait); else refresh() }, wait)
   }
   /**
    * A large board's first rows of every column (a paged read, docs/api.md "Paged boards") with
@@ -423,15 +441,15 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     // Filtered on the server: the first rows of each column are then the first matches.
     const filter = serverFilterQuery(state.filter)
     const read = ++firstRowsRead
+    const repos = repoIds()
     try {
-      const pages = await Promise.all(repoIds().map(async (repo) => ({
-        repo, board: await client.get<RepoBoard>(`/p2/workspaces/${workspace}/repositories/${repo}/board?limit=${FIRST_ROWS}${filter}`)
+      const pages = await Promise.all(repos.map(async (repo) => ({
+        repo, board: await client.get<RepoBoard>(`/p2/workspaces/${workspace}/repositories/${repo}/board?limit=${firstRowsOf(repos.length)}${filter}`)
       })))
       const late = () => mine !== generation || wholeRead === mine || read !== firstRowsRead
       if (late() || (filter === '' && pages.every(({ board }) => board.pipelines.every((p) => (p.next_after ?? null) === null)))) return
-      boards.clear()
-      for (const { repo, board } of pages) boards.set(repo, board)
-      await titles()
+      // Its own boards: the whole read, still out, keeps its own for the titles it reads next.
+      await titles(new Map(pages.map(({ repo, board }) => [repo, board])))
       if (late() || state.drag !== null) return
       set({ columns: mergeColumns(state.pipelines, pages), phase: 'ready' })
       say('Loading the rest of the board…')
@@ -448,9 +466,9 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   let isHidden = () => false
 
   /** Titles, pages and states of the board's issues, 100 at a time, each chunk conditional: a renamed issue shows at the next refresh. */
-  async function titles (): Promise<boolean> {
+  async function titles (of: Map<number, RepoBoard> = boards): Promise<boolean> {
     const wanted = new Map<number, number[]>()
-    for (const [repo, board] of boards) wanted.set(repo, board.pipelines.flatMap((p) => p.issues.map((i) => i.issue_number)).sort((a, b) => a - b))
+    for (const [repo, board] of of) wanted.set(repo, board.pipelines.flatMap((p) => p.issues.map((i) => i.issue_number)).sort((a, b) => a - b))
     const chunks: Array<{ repo: number, numbers: number[] }> = []
     for (const [repo, numbers] of wanted) for (let i = 0; i < numbers.length; i += CHUNK) chunks.push({ repo, numbers: numbers.slice(i, i + CHUNK) })
     const answers = await Promise.all(chunks.map(async ({ repo, numbers }) => {
@@ -460,28 +478,27 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       return { repo, body }
     }))
     const estimates = new Map<string, BoardIssueLite>()
-    for (const [repo, board] of boards) for (const p of board.pipelines) for (const i of p.issues) estimates.set(keyOf(repo, i.issue_number), i)
-    let changed = false
-    const cards = new Map(state.cards)
+    for (const [repo, board] of of) for (const p of board.pipelines) for (const i of p.issues) estimates.set(keyOf(repo, i.issue_number), i)
+    // Copied only when something changed: a look that found nothing new copies no 50,000 cards.
+    let cards: Map<string, Card> | undefined
     for (const { repo, body } of answers) {
       for (const issue of body ?? []) {
-        const key = keyOf(repo, issue.issue_number)
-        cards.set(key, { ...cardOf(repo, issue), estimate: null, is_epic: false })
-        changed = true
+        cards ??= new Map(state.cards)
+        cards.set(keyOf(repo, issue.issue_number), { ...cardOf(repo, issue), estimate: null, is_epic: false })
       }
     }
     // Estimates and epic flags come with the board; they win over the titles' older copy.
     for (const [key, issue] of estimates) {
-      const card = cards.get(key)
+      const card = (cards ?? state.cards).get(key)
       if (card === undefined) continue
       const estimate = issue.estimate?.value ?? null
       if (card.estimate !== estimate || card.is_epic !== issue.is_epic || card.closed) {
+        cards ??= new Map(state.cards)
         cards.set(key, { ...card, estimate, is_epic: issue.is_epic, closed: false })
-        changed = true
       }
     }
-    if (changed) set({ cards })
-    return changed
+    if (cards !== undefined) set({ cards })
+    return cards !== undefined
   }
 
   /** Blocked and blocking issues, and which epics hold which issues. */

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { isFiltering, issues, matches, type Card as CardData } from '../model.js'
+import { isFiltering, issues, matcher, narrows, titleIndex, type Card as CardData, type Filter } from '../model.js'
 import { CLOSED, mayChange, type Store } from '../store.js'
 import { useArrivals } from './arrivals.js'
 import { Card } from './card.js'
@@ -9,15 +9,39 @@ import { Column, ROW } from './column.js'
 
 const MOVE_AFTER = 5 // pixels a pointer travels before a press becomes a drag
 
-/** The columns shown: each pipeline's cards that the filter keeps, then the Closed column. */
-export function shownColumns (store: Store): Array<{ id: string, name: string, cards: CardData[] }> {
+export interface ShownColumn { id: string, name: string, cards: CardData[] }
+interface Shown { inputs: unknown[], filter: Filter, columns: ShownColumn[] }
+const lastShown = new WeakMap<Store, Shown>()
+
+/**
+ * The columns shown: each pipeline's cards that the filter keeps, then the Closed column. Made
+ * again only when the cards, columns, relations or filter changed; a filter that only narrows the
+ * last one (a keystroke typing on) tests only the cards the last one kept.
+ */
+export function shownColumns (store: Store): ShownColumn[] {
   const { state } = store
-  const keep = (keys: string[]) => keys.map((k) => state.cards.get(k))
-    .filter((c): c is CardData => c !== undefined && matches(c, state.filter, state.relations, state.sprintIssues))
-  return [
-    ...state.pipelines.map((p) => ({ id: p.id, name: p.name, cards: keep(state.columns[p.id] ?? []) })),
-    { id: CLOSED, name: 'Closed', cards: keep(state.closed.keys) }
-  ]
+  const inputs = [state.pipelines, state.columns, state.closed.keys, state.cards, state.relations, state.sprintIssues]
+  const last = lastShown.get(store)
+  const same = last !== undefined && inputs.every((v, i) => v === last.inputs[i])
+  if (same && last.filter === state.filter) return last.columns
+  // The title index is built at the first text filter of these cards (or while the page was idle).
+  const test = matcher(state.filter, state.relations, state.sprintIssues, (text) => titleIndex(state.cards)(text))
+  const keep = (keys: string[]) => {
+    const kept: CardData[] = []
+    for (const key of keys) {
+      const card = state.cards.get(key)
+      if (card !== undefined && test(card)) kept.push(card)
+    }
+    return kept
+  }
+  const columns = same && narrows(last.filter, state.filter)
+    ? last.columns.map((c) => ({ ...c, cards: c.cards.filter(test) }))
+    : [
+        ...state.pipelines.map((p) => ({ id: p.id, name: p.name, cards: keep(state.columns[p.id] ?? []) })),
+        { id: CLOSED, name: 'Closed', cards: keep(state.closed.keys) }
+      ]
+  lastShown.set(store, { inputs, filter: state.filter, columns })
+  return columns
 }
 
 /** The board: a region named "Board" of columns; cards move by pointer (mouse, touch, pen) and by keys. */
@@ -36,6 +60,13 @@ export function Board ({ store }: { store: Store }) {
   }
   const showRepo = state.choice?.repo === null
   useArrivals(region, state.arrived)
+  // The title index of new cards is built while the page is idle, not at the next keystroke.
+  useEffect(() => {
+    const cards = state.cards
+    if (typeof requestIdleCallback !== 'function' || cards.size < 1000) return
+    const idle = requestIdleCallback(() => { titleIndex(cards) })
+    return () => cancelIdleCallback(idle)
+  }, [state.cards])
   useEffect(() => () => { press.current?.ghost?.remove() }, [])
 
   // Whether columns are cut off on the right: a hint says the board scrolls.

@@ -50,10 +50,13 @@ export function Card (props: CardProps) {
   const fitting = fit.shown.slice(0, Math.max(0, fit.shown.length - fewer))
   const shown = card.labels.filter((l) => fitting.includes(l.name))
   const more = card.labels.filter((l) => !fitting.includes(l.name)).map((l) => l.name)
+  // Measured when the card is drawn or its chips change, not at every draw: a scroll draws the
+  // column's rows again, and a measure after each would lay out the page once per card.
+  const chips = `${others.join('\n')}\n${shown.map((l) => l.name).join('\n')}\n${card.assignees.length}`
   useLayoutEffect(() => {
     const line = meta.current
     if (line !== null && shown.length > 0 && line.scrollWidth > line.clientWidth + 1) setFewer(fewer + 1)
-  })
+  }, [chips])
   return html`<li ref=${ref} class=${`card${props.dragging ? ' dragging' : ''}${card.closed ? ' closed' : ''}`} tabindex="0" data-key=${card.key}
       aria-label=${cardName(card, props.showRepo ? name : undefined, relations, props.epicName)}
       aria-posinset=${props.index + 1} aria-setsize=${props.count} style=${{ top: `${props.top}px` }} onFocus=${(e: FocusEvent) => { if (e.target === ref.current) props.onFocus() }}>

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { totals, visibleRows, type Card as CardData } from '../model.js'
 
@@ -40,11 +40,19 @@ export function Column (props: ColumnProps) {
     if (el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight || view.height })
   }, [props.focusIndex])
   // A list made shorter (a filter) moves the scroll position back without a scroll event yet: draw what is there now.
+  // Not after every draw: a scroll's draw would lay the page out again just to read it.
   useLayoutEffect(() => {
     const el = scroller.current
     if (el === null || el.clientHeight === 0) return
     if (el.clientHeight !== view.height || el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight })
-  })
+  }, [props.cards.length, props.collapsed])
+  useEffect(() => {
+    const resized = () => { const el = scroller.current; if (el !== null && el.clientHeight > 0) setView({ top: el.scrollTop, height: el.clientHeight }) }
+    window.addEventListener('resize', resized)
+    return () => window.removeEventListener('resize', resized)
+  }, [])
+  // Not summed again for each scroll step of a column of thousands.
+  const counts = useMemo(() => totals(props.cards), [props.cards])
   const { from, to } = visibleRows(props.cards.length, ROW, view.top, view.height)
   const rows = []
   for (let i = from; i < to; i++) rows.push(props.renderCard(props.cards[i], i, i * ROW))
@@ -53,7 +61,7 @@ export function Column (props: ColumnProps) {
     <h2 id=${headingId} class="column-head">
       <button type="button" class="toggle" aria-expanded=${!props.collapsed} onClick=${props.onToggle}>
         <span class="name">${props.name}</span>
-        <small class="counts">${props.loading === true ? 'loading…' : props.count ?? totals(props.cards)}</small>
+        <small class="counts">${props.loading === true ? 'loading…' : props.count ?? counts}</small>
       </button>
     </h2>
     ${!props.collapsed && props.onNew !== undefined && html`<button type="button" class="new" onClick=${props.onNew}><span aria-hidden="true">+ </span>New issue</button>`}

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { isFiltering, labelColors, labelsAndAssignees, nearestFirst, type Filter } from '../model.js'
+import { isFiltering, labelColors, labelsAndAssigneesOf, nearestFirst, type Filter } from '../model.js'
 import type { Store } from '../store.js'
 
 /** A button that opens a group of choices under it; Esc or a click elsewhere closes it. */
@@ -32,7 +32,7 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
   const set = (patch: Partial<Filter>) => store.setFilter(patch)
   const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
   const repos = (workspace?.repositories ?? []).filter((id) => state.choice?.repo == null || id === state.choice.repo)
-  const known = labelsAndAssignees(state.cards.values())
+  const known = labelsAndAssigneesOf(state.cards)
   const [low, high] = f.estimate.includes('-') ? f.estimate.split('-') : ['', '']
   // On a narrow screen the menus fold under one button (board.css), so the board keeps the height.
   const [open, setOpen] = useState(false)
