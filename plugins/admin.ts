@@ -20,7 +20,7 @@ import {
   CreateRepositoryBody, CreateUserBody, CreateWorkspaceBody,
   DeletePipelineQuery, Fixture, ImportReply, IssueNumberParams, MilestoneNumberParams, UpdateMilestoneBody,
   PermissionBody, PermissionParams, PermissionReply, PipelineParams, TokenReply, UpdateIssueBody, UpdateUserBody, UpdateWorkspaceBody,
-  UserTokenParams, WorkspaceParams
+  UserTokenParams, WorkspaceParams, WorkspacePermissionParams, WorkspacePermissionReply
 } from '../schemas/admin.js'
 import { Type, EmptyBody, errorResponses, ErrorBody, LoginParams, RepoParams } from '../schemas/common.js'
 
@@ -56,6 +56,7 @@ const ACTIONS: Record<string, string> = {
   'DELETE /repositories/:repo_id/milestones/:number': 'milestone.deleted',
   'POST /workspaces': 'workspace.created',
   'PATCH /workspaces/:workspace_id': 'workspace.updated',
+  'PUT /workspaces/:workspace_id/permissions/:login': 'permission.set',
   'DELETE /workspaces/:workspace_id/pipelines/:pipeline_id': 'pipeline.deleted',
   'PUT /chat/roles/:login': 'chat_role.set',
   'POST /connections': 'connection.created',
@@ -242,6 +243,16 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
   fastify.post('/workspaces', {
     schema: { tags, summary: 'Create a workspace with its repositories and pipelines', body: CreateWorkspaceBody, response: { 201: AdminWorkspace, ...errors } }
   }, async (request, reply) => reply.status(201).send(await admin.createWorkspace(request.body)))
+
+  fastify.put('/workspaces/:workspace_id/permissions/:login', {
+    schema: {
+      tags,
+      summary: 'Set a user\'s permission on every repository of a workspace, in one transaction (none removes it)',
+      params: WorkspacePermissionParams,
+      body: PermissionBody,
+      response: { 200: WorkspacePermissionReply, ...errors }
+    }
+  }, async (request) => await admin.setWorkspacePermission(request.params.workspace_id, request.params.login, request.body.permission as PermissionName))
 
   fastify.patch('/workspaces/:workspace_id', {
     schema: { tags, summary: 'Rename, describe, add/remove repositories, add/rename/reorder pipelines', params: WorkspaceParams, body: UpdateWorkspaceBody, response: { 200: AdminWorkspace, ...errors } }

@@ -116,6 +116,13 @@ export const CreateWorkspaceBody = Type.Object({
   pipelines: Type.Array(PipelineName, { minItems: 1, maxItems: 100 })
 }, { additionalProperties: false })
 export const WorkspaceParams = Type.Object({ workspace_id: ObjectId })
+export const WorkspacePermissionParams = Type.Object({ workspace_id: ObjectId, login: Login })
+export const WorkspacePermissionReply = Type.Object({
+  workspace_id: Type.String(),
+  login: Type.String(),
+  permission: Type.String(),
+  repositories: Type.Array(Type.Integer(), { description: 'the workspace\'s repositories, each now with this permission' })
+})
 export const PipelineParams = Type.Object({ workspace_id: ObjectId, pipeline_id: ObjectId })
 export const DeletePipelineQuery = Type.Object({
   destination_pipeline_id: Type.String({ minLength: 1, maxLength: 100, description: 'the pipeline of the same workspace its issues move to (at the end, in their order)' })

@@ -69,6 +69,13 @@ export function createAdminOperations (store: PlanningStore) {
       await s.users.setPermission((await s.users.requireLogin(login)).id, repoId, permission)
       return { repo_id: repoId, login, permission }
     }),
+    /** One permission on every repository of a workspace, in one transaction (all or none). */
+    setWorkspacePermission: async (workspaceId: string, login: string, permission: PermissionName) => await tx(async (s) => {
+      const workspace = await s.workspaces.requireWorkspace(workspaceId)
+      const user = await s.users.requireLogin(login)
+      for (const repoId of workspace.repositories) await s.users.setPermission(user.id, repoId, permission)
+      return { workspace_id: workspaceId, login: user.login, permission, repositories: workspace.repositories }
+    }),
     createIssue: async (repoId: number, issue: { number: number, title: string, state?: 'open' | 'closed', author?: string, milestone_number?: number, pull_request?: boolean }) => await tx(async (s) => {
       const authorId = issue.author === undefined ? undefined : (await s.users.requireLogin(issue.author)).id
       const { milestone_number: milestoneNumber, pull_request: pullRequest, ...rest } = issue

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, ADMIN_TOKEN, REPO, WS_OLD, P } from './helper.js'
+import { build, ADMIN_TOKEN, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD, P } from './helper.js'
 
 t.test('without ADMIN_TOKEN the admin API is for administrators only: that token is refused', async (t) => {
   const app = await build(t, { adminToken: undefined, fixture: null })
@@ -177,4 +177,22 @@ t.test('a repository made without an id lives here only: ids from 2^40 up, sever
   t.same(listed.map((r) => `${r.id} ${r.owner}/${r.name}`), ['7 host/x', ...ids.map((id, i) => `${id} team/${made.find((r) => r.json().id === id)!.json().name as string}`)].slice(0, 5))
   const ws = await app.admin({ method: 'POST', url: '/admin/workspaces', payload: { name: 'Here', repositories: [ids[0]], pipelines: ['Inbox'] } })
   t.equal(ws.statusCode, 201, 'a workspace may hold it')
+})
+
+t.test('a permission on every repository of a workspace, in one transaction', async (t) => {
+  const app = await build(t)
+  const on = async (repo: number) => ((await app.admin({ url: `/admin/repositories/${repo}/permissions` })).json() as Array<{ login: string, permission: string }>).find((p) => p.login === 'carol')?.permission
+  const set = await app.admin({ method: 'PUT', url: `/admin/workspaces/${WS_OLD}/permissions/carol`, payload: { permission: 'write' } })
+  t.equal(set.statusCode, 200)
+  t.same(set.json(), { workspace_id: WS_OLD, login: 'carol', permission: 'write', repositories: [REPO, OTHER_REPO, PRIVATE_REPO] })
+  t.same([await on(REPO), await on(OTHER_REPO), await on(PRIVATE_REPO)], ['write', 'write', 'write'], 'each of its repositories')
+  t.equal((await app.admin({ method: 'PUT', url: `/admin/workspaces/${WS_NEW}/permissions/carol`, payload: { permission: 'none' } })).statusCode, 200)
+  t.same([await on(REPO), await on(OTHER_REPO)], [undefined, 'write'], 'none takes it away on that workspace\'s repositories only')
+  t.equal((await app.admin({ method: 'PUT', url: `/admin/workspaces/${WS_OLD}/permissions/nobody`, payload: { permission: 'read' } })).statusCode, 404)
+  t.equal((await app.admin({ method: 'PUT', url: '/admin/workspaces/ffffffffffffffffffffffff/permissions/carol', payload: { permission: 'read' } })).statusCode, 404)
+  t.equal((await app.admin({ method: 'PUT', url: `/admin/workspaces/${WS_OLD}/permissions/carol`, payload: { permission: 'owner' } })).statusCode, 400)
+  t.equal((await app.as('carol', { method: 'PUT', url: `/admin/workspaces/${WS_OLD}/permissions/carol`, payload: { permission: 'admin' } })).statusCode, 403, 'administrators only')
+  t.same([await on(REPO), await on(OTHER_REPO), await on(PRIVATE_REPO)], [undefined, 'write', 'write'], 'the refusals changed nothing')
+  const audit = (await app.admin({ url: '/admin/audit?action=permission.set' })).json().entries as Array<{ actor: string, target: string, detail: { fields: unknown } }>
+  t.match(audit, [{ actor: 'admin', target: 'user:carol', detail: { fields: { permission: 'none' } } }, { target: 'user:carol', detail: { fields: { permission: 'write' } } }], 'one audit entry a change')
 })

@@ -84,9 +84,8 @@ function PermissionForm ({ data, user, context, onDone }: { data: AdminData, use
       return
     }
     try {
-      for (const repo of workspace.repositories) {
-        await context.client.send('PUT', `/admin/repositories/${repo}/permissions/${encodeURIComponent(user.login)}`, { permission })
-      }
+      // One request, one transaction: a refusal leaves every repository as it was.
+      await context.client.send('PUT', `/admin/workspaces/${encodeURIComponent(workspace.id)}/permissions/${encodeURIComponent(user.login)}`, { permission })
     } catch (err) {
       form.refuse(err, ['workspace', 'permission'])
       return
