@@ -93,21 +93,23 @@ export function createAccountOperations (store: PlanningStore, lifetimes: Sessio
       checkNewPassword(password)
       const hash = await hashPassword(password)
       return await store.transaction(async (s) => {
-        const invite = await s.accounts.takeLink(token, 'invite', Date.now())
-        const workspace = await s.workspaces.byId(invite.workspace_id ?? '')
-        if (workspace === undefined) throw new Gone('the workspace of this invite no longer exists')
-        const granted = await grantable(s, invite.created_by, workspace.repositories)
-        const user = await newUser(s, login, invite.email, hash)
-        for (const repoId of granted) await s.users.setPermission(user.id, repoId, invite.permission as PermissionName)
-        await s.audit.record({
-          actor: `user:${user.login}`,
-          action: 'invite.used',
-          target: `user:${user.login}`,
-          address,
-          detail: { invite_id: invite.id, workspace_id: workspace.id, permission: invite.permission, invited_by: invite.created_by }
-        })
+        const taken = await takeInvite(s, token)
+        const user = await newUser(s, login, taken.invite.email, hash)
+        await grantInvite(s, taken, user, address)
         const session = await startSession(s, user, 'password', lifetimes, address, { via: 'invite' })
-        return { user, session, administrator: false, workspaceId: workspace.id }
+        return { user, session, administrator: false, workspaceId: taken.workspaceId }
+      })
+    },
+
+    /**
+     * An invite taken by someone signed in already: the same grant as a join, but never lowering a
+     * permission the account holds on a repository (it gets at least the invited one).
+     */
+    async joinAs (token: string, user: User, address: string): Promise<{ workspaceId: string }> {
+      return await store.transaction(async (s) => {
+        const taken = await takeInvite(s, token)
+        await grantInvite(s, taken, user, address)
+        return { workspaceId: taken.workspaceId }
       })
     },
 
@@ -171,6 +173,34 @@ export function createAccountOperations (store: PlanningStore, lifetimes: Sessio
 }
 
 export type AccountOperations = ReturnType<typeof createAccountOperations>
+
+interface TakenInvite { invite: AccountLink, workspaceId: string, granted: number[] }
+
+/** Uses the invite up (404 unknown, 410 used, expired, or its workspace or maker gone) and says what it may grant. */
+async function takeInvite (s: StoreScope, token: string): Promise<TakenInvite> {
+  const invite = await s.accounts.takeLink(token, 'invite', Date.now())
+  const workspace = await s.workspaces.byId(invite.workspace_id ?? '')
+  if (workspace === undefined) throw new Gone('the workspace of this invite no longer exists')
+  return { invite, workspaceId: workspace.id, granted: await grantable(s, invite.created_by, workspace.repositories) }
+}
+
+/** The invited permission on each repository it may grant, where the user holds less; audited. */
+async function grantInvite (s: StoreScope, taken: TakenInvite, user: User, address: string): Promise<void> {
+  const { invite } = taken
+  const permission = invite.permission as PermissionName
+  const held = await s.users.levels(user.id, taken.granted)
+  const raised = taken.granted.filter((id) => (held.get(id) ?? 0) < LEVELS[permission])
+  for (const repoId of raised) await s.users.setPermission(user.id, repoId, permission)
+  await s.audit.record({
+    actor: `user:${user.login}`,
+    action: 'invite.used',
+    target: `user:${user.login}`,
+    address,
+    detail: {
+      invite_id: invite.id, workspace_id: taken.workspaceId, permission: invite.permission, invited_by: invite.created_by, repositories_raised: raised.length
+    }
+  })
+}
 
 /**
  * The repositories an invite may grant when it is used: the workspace's repositories now, but only

@@ -291,3 +291,47 @@ t.test('a mail server that does not answer: the invite is made and says the mail
   t.match(made.json(), { mailed: false, mail_error: /the mail was not sent .*pass the link on by hand/, url: /\/invite\// })
   t.notOk(String(made.json().mail_error).includes(String(port)), 'the mail server\'s own words (its address) stay in the log')
 })
+
+t.test('someone signed in takes an invite with "Join as": at least the invited permission (never lowered), one use, audited', async (t) => {
+  const a = await app(t)
+  const sessionOf = async (login: 'bob' | 'carol') => {
+    t.equal((await a.as(login, { method: 'POST', url: '/account/password', payload: { new_password: `${login}-password-1` } })).statusCode, 204)
+    return cookieOf(await a.inject({ method: 'POST', url: '/auth/password', headers: origin, payload: { login, password: `${login}-password-1` } }))
+  }
+  const bob = await sessionOf('bob')
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_OLD, permission: 'read' } })).json()
+  const token = tokenOf(invite.url)
+  const page = await a.inject({ url: `/invite/${token}`, headers: { cookie: bob } })
+  t.equal(page.statusCode, 200)
+  t.match(page.body, /<button type="submit">Join as bob<\/button>/)
+  t.match(page.body, new RegExp(`action="/invite/${token}/join"`))
+  t.match(page.body, /where it holds a higher permission already, that stays/)
+  t.notMatch(page.body, /field-password/, 'no login or password to choose')
+
+  const join = async (cookie: string, headers: Record<string, string> = origin) =>
+    await a.inject({ method: 'POST', url: `/invite/${token}/join`, headers: { ...headers, cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' })
+  t.equal((await join(bob, {})).statusCode, 403, 'Origin rule')
+  t.equal((await a.inject({ method: 'POST', url: `/invite/${token}/join`, headers: origin })).statusCode, 401, 'signed in only')
+  const joined = await join(bob)
+  t.equal(joined.statusCode, 303)
+  t.equal(joined.headers.location, `/?board=${WS_OLD}`)
+  const permission = async (repo: number) => (await a.admin({ url: `/admin/repositories/${repo}/permissions` })).json().find((p: { login: string }) => p.login === 'bob')
+  t.same(await permission(REPO), { login: 'bob', permission: 'write' }, 'write stays write: an invite never lowers')
+  t.same(await permission(OTHER_REPO), { login: 'bob', permission: 'read' })
+  t.same(await permission(PRIVATE_REPO), { login: 'bob', permission: 'read' }, 'granted where bob had nothing')
+  const used = await join(bob)
+  t.equal(used.statusCode, 410)
+  t.match(used.body, /cannot be used any more/)
+  t.equal((await a.inject({ url: `/invite/${token}`, headers: { cookie: bob } })).statusCode, 410)
+  const entry = (await a.admin({ url: '/admin/audit?action=invite.used' })).json().entries[0]
+  t.match(entry, { actor: 'user:bob', action: 'invite.used', detail: { invite_id: invite.id, workspace_id: WS_OLD, permission: 'read', invited_by: 'user:alice', repositories_raised: 1 } })
+
+  // Two takes of one invite at once: exactly one passes.
+  const carol = await sessionOf('carol')
+  const write = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'write' } })).json()
+  const both = await Promise.all([bob, carol].map(async (cookie) =>
+    (await a.inject({ method: 'POST', url: `/invite/${tokenOf(write.url)}/join`, headers: { ...origin, cookie, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' })).statusCode))
+  t.same([...both].sort(), [303, 410])
+  const writers = (await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().filter((p: { permission: string }) => p.permission === 'write')
+  t.same(writers.map((p: { login: string }) => p.login).sort(), both[1] === 303 ? ['bob', 'carol'] : ['bob'], 'carol is write only if her take passed')
+})

@@ -8,18 +8,25 @@ import { FormBody, Joined, JoinBody, LinkParams, ResetBody, SetupBody } from '..
 import { SignedIn } from '../../schemas/passwords.js'
 import { createAccountOperations, FieldError, type SignedInUser } from '../../services/accounts.js'
 import { MIN_PASSWORD } from '../../services/passwords.js'
+import type { User } from '../../db/users.js'
 import { formPage, messagePage, PAGE_CSS, type FormField } from './forms.js'
 import { refuseForeignOrigin, setSessionCookie, type SessionStart } from './password.js'
 
 const errors = { ...errorResponses, 409: ErrorBody, 410: ErrorBody }
 
+export interface AccountPagesOptions extends SessionStart {
+  /** the configured providers' sign-in buttons (OpenID Connect, issue hosts) */
+  providers: () => Promise<Array<{ name: string, login_url: string }>>
+}
+
 /**
  * The pages before an account exists or when its password is lost (docs/sign-in.md, "Invites and
  * resets", "First start"): an invite's Join form, a reset's Set password form, the first-run
- * setup's Create administrator form; each posts to its own URL (no script), and each has a JSON
+ * setup's Create administrator form (an invite also offers the providers' sign-in, and "Join as" to
+ * someone signed in); each posts to its own URL (no script), and each has a JSON
  * twin under /auth/ for clients.
  */
-const accountPages: FastifyPluginAsyncTypebox<SessionStart> = async (fastify, opts) => {
+const accountPages: FastifyPluginAsyncTypebox<AccountPagesOptions> = async (fastify, opts) => {
   await fastify.register(formbody, { bodyLimit: 16 * 1024 })
   const store = fastify.planningStore
   const ops = createAccountOperations(store, opts.lifetimes)
@@ -47,7 +54,11 @@ const accountPages: FastifyPluginAsyncTypebox<SessionStart> = async (fastify, op
           passwordField(error?.field === 'password' ? error.message : undefined)
         ],
         button: 'Join',
-        action: `${base}/invite/${token}`
+        action: `${base}/invite/${token}`,
+        links: {
+          intro: 'Or sign in with an account you have elsewhere, then join:',
+          items: (await opts.providers()).map((p) => ({ text: p.name, href: `${p.login_url}?return_to=${encodeURIComponent(`${base}/invite/${token}`)}` }))
+        }
       }
     },
     reset: async (link, token, _values, error) => {
@@ -73,6 +84,20 @@ const accountPages: FastifyPluginAsyncTypebox<SessionStart> = async (fastify, op
     })
   }
 
+  /** The invite's page for someone signed in already: one button, no fields. */
+  const joinAsForm = async (link: AccountLink, token: string, user: User): Promise<Form> => {
+    const workspace = link.workspace_id === null ? undefined : await store.workspaces.byId(link.workspace_id)
+    const permission = link.permission ?? 'read'
+    return {
+      title: `Join ${workspace?.name ?? 'the team'}`,
+      intro: `You are signed in as ${user.login}. Joining gives this account ${permission} permission on the workspace's repositories; ` +
+        'where it holds a higher permission already, that stays.',
+      fields: [],
+      button: `Join as ${user.login}`,
+      action: `${base}/invite/${token}/join`
+    }
+  }
+
   const gonePage = async (reply: FastifyReply, err: DomainError) => err instanceof Gone
     ? await messagePage(reply, 410, 'This link cannot be used any more', `${err.message}.`, home, css)
     : await messagePage(reply, 404, 'Link not found', 'This link is not known here. Check that it was copied whole.', home, css)
@@ -86,6 +111,8 @@ const accountPages: FastifyPluginAsyncTypebox<SessionStart> = async (fastify, op
     if (kind === 'setup' && await store.accounts.administrators() > 0) {
       return await gonePage(reply, new Gone('this server has an administrator already; sign in instead'))
     }
+    const user = kind === 'invite' ? await fastify.planningAuth.user(request) : null
+    if (user !== null) return await formPage(reply, 200, await joinAsForm(link, request.params.token, user), css)
     return await formPage(reply, 200, await forms[kind](link, request.params.token, {}), css)
   }
 
@@ -124,6 +151,22 @@ const accountPages: FastifyPluginAsyncTypebox<SessionStart> = async (fastify, op
   const pageSchema = (summary: string) => ({ tags, summary, params: LinkParams })
   fastify.get('/invite/:token', { schema: pageSchema('The page of an invite link: a form with Login, Password and Join (410 when used or expired)') }, show('invite'))
   fastify.post('/invite/:token', { schema: { ...pageSchema('The invite page\'s form (use POST /auth/join from a client)'), body: FormBody } }, submit('invite', join))
+  fastify.post('/invite/:token/join', {
+    schema: { tags, summary: 'The invite page\'s "Join as" button: the signed-in account gets at least the invite\'s permission on every repository of its workspace', params: LinkParams }
+  }, async (request, reply) => {
+    const { token } = request.params
+    const origin = fastify.planningAuth.originOf(request)
+    if (request.headers.origin !== origin) return await messagePage(reply, 403, 'Refused', `A form must be sent from this server's pages (${origin}).`, home, css)
+    const user = await fastify.planningAuth.user(request)
+    if (user === null) return await messagePage(reply, 401, 'Sign in first', 'You are not signed in (any more). Open the invite link again to join.', home, css)
+    try {
+      const done = await ops.joinAs(token, user, request.ip)
+      return await reply.header('cache-control', 'no-store').redirect(`${home}?board=${encodeURIComponent(done.workspaceId)}`, 303)
+    } catch (err) {
+      if (err instanceof Gone || err instanceof NotFound) return await gonePage(reply, err)
+      throw err
+    }
+  })
   fastify.get('/reset/:token', { schema: pageSchema('The page of a password-reset link: a form with Password and Set password (410 when used or expired)') }, show('reset'))
   fastify.post('/reset/:token', { schema: { ...pageSchema('The reset page\'s form (use POST /auth/reset from a client)'), body: FormBody } }, submit('reset', reset))
   fastify.get('/setup/:token', { schema: pageSchema('The first-run setup page: Login, Email, Password and Create administrator (410 once used)') }, show('setup'))

@@ -5,12 +5,13 @@ export type SignupMode = 'closed' | 'open' | 'host'
 export type SignInDecision =
   | { kind: 'linked', user: User }
   | { kind: 'link-by-email', user: User }
-  | { kind: 'create' }
+  | { kind: 'create', invited?: true }
   | { kind: 'refuse', reason: string }
 
 /**
  * Who a sign-in becomes (docs/sign-in.md, "Who gets in"): the user linked to the identity; else,
- * with OIDC_LINK_BY_EMAIL, the user holding the identity's verified email; else a new user when
+ * with OIDC_LINK_BY_EMAIL, the user holding the identity's verified email; else a new user when the
+ * sign-in started on the page of an open invite (the invite is the permission to join), when
  * SIGNUP is open, or when it is host and the identity (of an issue host) is a collaborator of a
  * connected repository; else nobody.
  */
@@ -22,9 +23,12 @@ export function decideSignIn (input: {
   signup: SignupMode
   /** an issue host's identity holding a permission on one of the connection's repositories (undefined: not a host sign-in) */
   hostCollaborator?: boolean
+  /** the sign-in started on an invite's page and that invite is still unused and unexpired */
+  invited?: boolean
 }): SignInDecision {
   if (input.linked !== undefined) return { kind: 'linked', user: input.linked }
   if (input.linkByEmail && input.emailVerified && input.byEmail !== undefined) return { kind: 'link-by-email', user: input.byEmail }
+  if (input.invited === true) return { kind: 'create', invited: true }
   if (input.signup === 'open') return { kind: 'create' }
   if (input.signup === 'host' && input.hostCollaborator === true) return { kind: 'create' }
   if (input.signup === 'host' && input.hostCollaborator === false) {

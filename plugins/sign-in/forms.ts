@@ -22,13 +22,16 @@ export interface FormPage {
   button: string
   /** a refusal not about one field */
   error?: string
+  /** other ways on, shown after the form as links (a provider's sign-in starts with a GET) */
+  links?: { intro: string, items: Array<{ text: string, href: string }> }
 }
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;padding:1rem;color:#1b1f24;background:#f6f8fa}' +
   'main{max-width:26rem;margin:2rem auto;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1.5rem}' +
   'label{display:block;font-weight:600;margin-top:1rem}input{box-sizing:border-box;width:100%;font:inherit;padding:.5rem;border:1px solid #57606a;border-radius:6px}' +
   '[aria-invalid=true]{border-color:#a40e26;border-width:2px}.hint{color:#57606a;font-size:.9rem;margin:.25rem 0 0}.error{color:#a40e26;font-size:.9rem;margin:.25rem 0 0}' +
-  'button{margin-top:1.5rem;font:inherit;font-weight:600;padding:.5rem 1rem;border:0;border-radius:6px;background:#1f6f3f;color:#fff;cursor:pointer}'
+  'button{margin-top:1.5rem;font:inherit;font-weight:600;padding:.5rem 1rem;border:0;border-radius:6px;background:#1f6f3f;color:#fff;cursor:pointer}' +
+  '.ways{list-style:none;padding:0}.ways a{display:inline-block;margin-top:.5rem;padding:.5rem 1rem;border:1px solid #57606a;border-radius:6px;color:#1b1f24;font-weight:600;text-decoration:none}'
 
 /** The pages' one style sheet, served from /auth/page.css (the pages' CSP allows no inline style). */
 export const PAGE_CSS = STYLE
@@ -65,7 +68,10 @@ export async function formPage (reply: FastifyReply, status: number, form: FormP
       `${f.error === undefined ? '' : `<p class="error" id="${id}-error">${escape(f.error)}</p>`}`
   }).join('\n')
   const error = form.error === undefined ? '' : `<p class="error" role="alert">${escape(form.error)}</p>`
-  const body = `<p>${escape(form.intro)}</p>${error}<form method="post" action="${escape(form.action)}" novalidate>\n${fields}\n<button type="submit">${escape(form.button)}</button></form>`
+  const links = form.links === undefined || form.links.items.length === 0
+    ? ''
+    : `<p>${escape(form.links.intro)}</p><ul class="ways">${form.links.items.map((l) => `<li><a href="${escape(l.href)}">${escape(l.text)}</a></li>`).join('')}</ul>`
+  const body = `<p>${escape(form.intro)}</p>${error}<form method="post" action="${escape(form.action)}" novalidate>\n${fields}\n<button type="submit">${escape(form.button)}</button></form>${links}`
   return await page(reply, status, form.title, body, css)
 }
 

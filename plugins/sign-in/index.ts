@@ -66,18 +66,27 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   const hosts = hostOAuth(fastify.planningHosts.fetch)
   const hostCallback = (connectionId: string): string => `${opts.publicUrl ?? ''}${base}/auth/host/${connectionId}/callback`
 
-  fastify.get('/auth/providers', {
-    schema: { tags, summary: 'The sign-in buttons to show (a token can always be pasted instead)', response: { 200: Providers } }
-  }, async () => {
+  const providers = async () => {
     const viaHosts = opts.publicUrl === undefined
       ? []
       : (await store.connections.list()).filter((c) => c.has_oauth)
           .map((c) => ({ id: `host:${c.id}`, name: hostButtonName(c), login_url: `${base}/auth/host/${c.id}/login` }))
-    return {
-      providers: [...(oidc === undefined ? [] : [{ id: 'oidc', name: 'Sign in with OpenID Connect', login_url: `${base}/auth/oidc/login` }]), ...viaHosts],
-      token: true
-    }
-  })
+    return [...(oidc === undefined ? [] : [{ id: 'oidc', name: 'Sign in with OpenID Connect', login_url: `${base}/auth/oidc/login` }]), ...viaHosts]
+  }
+  fastify.get('/auth/providers', {
+    schema: { tags, summary: 'The sign-in buttons to show (a token can always be pasted instead)', response: { 200: Providers } }
+  }, async () => ({ providers: await providers(), token: true }))
+
+  /**
+   * Whether the sign-in was started from the page of an invite that is still open, read from the
+   * attempt's stored return path (never from the callback's query) and checked now, at the callback.
+   */
+  const openInvite = async (s: StoreScope, returnTo: string): Promise<boolean> => {
+    const token = returnTo.startsWith(`${base}/invite/`) ? returnTo.slice(`${base}/invite/`.length) : ''
+    if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) return false
+    const link = await s.accounts.link(token)
+    return link?.kind === 'invite' && link.used_at === null && link.expires_at > Date.now()
+  }
 
   fastify.post('/auth/logout', {
     schema: { tags, summary: 'End the browser session (its cookie stops working on every instance)', response: { 204: EmptyBody, ...errorResponses } }
@@ -98,7 +107,7 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   })
 
   await fastify.register(passwordSignIn, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs } })
-  await fastify.register(accountPages, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs } })
+  await fastify.register(accountPages, { cookieOptions, lifetimes: { idleMs: opts.sessionIdleMinutes * 60_000, maxMs }, providers })
 
   const refused = async (request: FastifyRequest, reason: string, target: string | null, detail: Record<string, unknown>) => {
     // Counted per address, target and hour: anonymous bad callbacks must not write a row each.
@@ -177,7 +186,8 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
         emailVerified: false,
         linkByEmail: false,
         signup: opts.signup,
-        hostCollaborator: await identities.collaborates(connectionId, hostUser.id)
+        hostCollaborator: await identities.collaborates(connectionId, hostUser.id),
+        invited: await openInvite(s, attempt.return_to)
       })
       if (decision.kind === 'refuse') return decision
       await identities.named(connectionId, hostUser.id, hostUser.login)
@@ -185,7 +195,7 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
       let user: User
       if (decision.kind === 'create') {
         user = await newUser(s, { loginHint: hostUser.login, emailVerified: false })
-        await s.audit.record({ actor: 'system', action: 'user.created', target: `user:${user.login}`, address, detail: { via: `host signup (${opts.signup})` } })
+        await s.audit.record({ actor: 'system', action: 'user.created', target: `user:${user.login}`, address, detail: { via: decision.invited === true ? 'host sign-in from an invite' : `host signup (${opts.signup})` } })
         // The host's permissions for the identity become the new user's (SIGNUP=host: at least one).
         await identities.link(user.id, connectionId, hostUser.id)
         await s.audit.record({ actor: `user:${user.login}`, action: 'identity.linked', target: `user:${user.login}`, address, detail: { ...who, by: 'signup' } })
@@ -249,12 +259,13 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
         byEmail,
         emailVerified: identity.emailVerified,
         linkByEmail: opts.oidcLinkByEmail,
-        signup: opts.signup
+        signup: opts.signup,
+        invited: await openInvite(s, attempt.return_to)
       })
       if (decision.kind === 'refuse') return decision
       const user = decision.kind === 'create' ? await newUser(s, identity) : decision.user
       const address = request.ip
-      if (decision.kind === 'create') await s.audit.record({ actor: 'system', action: 'user.created', target: `user:${user.login}`, address, detail: { via: 'oidc signup' } })
+      if (decision.kind === 'create') await s.audit.record({ actor: 'system', action: 'user.created', target: `user:${user.login}`, address, detail: { via: decision.invited === true ? 'oidc sign-in from an invite' : 'oidc signup' } })
       if (decision.kind !== 'linked') {
         await s.oidcIdentities.link(identity.issuer, identity.subject, user.id, identity.email ?? null)
         await s.audit.record({ actor: `user:${user.login}`, action: 'identity.linked', target: `user:${user.login}`, address, detail: { provider: 'oidc', issuer: identity.issuer, subject: identity.subject, by: decision.kind === 'create' ? 'signup' : 'email' } })
