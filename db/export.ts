@@ -13,6 +13,22 @@ type Json = Record<string, unknown>
 const labelRecord = (l: { name: string, color: string | null, description: string | null }): Json =>
   ({ name: l.name, color: l.color ?? 'ededed', ...(l.description === null ? {} : { description: l.description }) })
 
+/** What the issue host said of a repository (migration 029), the defaults left out. */
+interface HostFacts {
+  created_at: string | null
+  is_private: number | string
+  is_archived: number | string
+  owner_platform_id: number | string | bigint | null
+  owner_kind: string | null
+}
+const hostFacts = (r: HostFacts): Json => ({
+  ...(r.created_at === null ? {} : { created_at: r.created_at }),
+  ...(Number(r.is_private) === 1 ? { is_private: true } : {}),
+  ...(Number(r.is_archived) === 1 ? { is_archived: true } : {}),
+  ...(r.owner_platform_id === null ? {} : { owner_platform_id: Number(r.owner_platform_id) }),
+  ...(r.owner_kind === null ? {} : { owner_kind: r.owner_kind })
+})
+
 /**
  * Reads everything the fixture format holds (DESIGN section 5, extended: positions, labels,
  * assignees, events, epics, dependencies, release reports, pipeline host labels, sprints, the
@@ -30,7 +46,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     for (const u of rows) yield ['users', { id: Number(u.id), login: u.login, ...(u.email === null ? {} : { email: u.email }) }]
   }
 
-  for await (const rows of pages(page, (after) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url', 'placeholder'])
+  for await (const rows of pages(page, (after) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url', 'placeholder', 'created_at', 'is_private', 'is_archived', 'owner_platform_id', 'owner_kind'])
     .where('id', '>', after).orderBy('id').limit(page).execute())) {
     const grants = await db.selectFrom('permissions as p').innerJoin('users as u', 'u.id', 'p.user_id').select(['p.repo_id', 'u.login', 'p.level'])
       .where('p.repo_id', 'in', rows.map((r) => r.id)).orderBy('p.repo_id').orderBy('u.id').execute()
@@ -46,6 +62,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
         name: r.name,
         ...(r.html_url === null ? {} : { html_url: r.html_url }),
         ...(Number(r.placeholder) === 1 ? { placeholder: true } : {}),
+        ...hostFacts(r),
         permissions,
         ...(labels.length === 0 ? {} : { labels })
       }]
@@ -77,8 +94,15 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   const workspaces = await db.selectFrom('workspaces').select(['id', 'name', 'description', 'created_at']).orderBy('created_at').orderBy('seq').execute()
   for (const w of workspaces) {
     const repos = await db.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', w.id).orderBy('repo_id').execute()
-    const lanes = await db.selectFrom('pipelines').select(['id', 'name', 'host_label']).where('workspace_id', '=', w.id).orderBy('sort_order').execute()
-    const pipelines = lanes.map((p) => ({ id: p.id, name: p.name, ...(p.host_label === null ? {} : { host_label: p.host_label }) }))
+    const lanes = await db.selectFrom('pipelines').select(['id', 'name', 'host_label', 'created_at', 'updated_at'])
+      .where('workspace_id', '=', w.id).orderBy('sort_order').execute()
+    const pipelines = lanes.map((p) => ({
+      id: p.id,
+      name: p.name,
+      ...(p.host_label === null ? {} : { host_label: p.host_label }),
+      ...(p.created_at === null ? {} : { created_at: p.created_at }),
+      ...(p.updated_at === null ? {} : { updated_at: p.updated_at })
+    }))
     const own = await db.selectFrom('workspace_own_repositories').select('repo_id').where('workspace_id', '=', w.id).executeTakeFirst()
     yield ['workspaces', {
       id: w.id,
@@ -104,7 +128,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     const priorities = await db.selectFrom('issue_priorities as ip').innerJoin('priorities as p', 'p.id', 'ip.priority_id')
       .select(['ip.issue_id', 'ip.workspace_id', 'p.name']).where('ip.issue_id', 'in', ids).orderBy('ip.issue_id').orderBy('ip.workspace_id').execute()
     const prs = await db.selectFrom('issue_pr_connections as c').innerJoin('issues as pr', 'pr.id', 'c.pull_request_id')
-      .select(['c.issue_id', 'pr.repo_id', 'pr.number']).where('c.issue_id', 'in', ids).where('pr.id', '<=', lastIssue)
+      .select(['c.issue_id', 'pr.repo_id', 'pr.number', 'c.created_at']).where('c.issue_id', 'in', ids).where('pr.id', '<=', lastIssue)
       .orderBy('c.issue_id').orderBy('c.created_at').orderBy('pr.id').execute()
     for (const i of rows) {
       const pipelines: Record<string, string> = {}
@@ -136,7 +160,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       if (moves.length > 0 || i.milestone_number !== null) record.milestone_history = moves
       const mine = priorities.filter((p) => Number(p.issue_id) === Number(i.id))
       if (mine.length > 0) record.priorities = Object.fromEntries(mine.map((p) => [p.workspace_id, p.name]))
-      const connected = prs.filter((c) => Number(c.issue_id) === Number(i.id)).map((c) => ({ repo_id: Number(c.repo_id), issue_number: Number(c.number) }))
+      const connected = prs.filter((c) => Number(c.issue_id) === Number(i.id))
+        .map((c) => ({ repo_id: Number(c.repo_id), issue_number: Number(c.number), created_at: c.created_at }))
       if (connected.length > 0) record.connected_prs = connected
       yield ['issues', record]
     }

@@ -41,6 +41,16 @@ export interface RestoredSprints {
   events: Array<{ sprint_id: string, type: 'sprint_started' | 'sprint_ended' | 'sprint_issue_added' | 'sprint_issue_removed', issue_id?: number, user_id?: number, carried?: boolean, at: string }>
 }
 
+export interface RestoredRepositoryFacts {
+  html_url?: string | null
+  placeholder?: boolean
+  created_at?: string
+  is_private?: boolean
+  is_archived?: boolean
+  owner_platform_id?: number
+  owner_kind?: 'User' | 'Organization'
+}
+
 export interface RestoredReport {
   id?: string
   title: string
@@ -116,11 +126,19 @@ export function createRestoreRepository (db: Executor) {
       }
     },
 
-    async markRepository (repoId: number, change: { html_url?: string | null, placeholder?: boolean }): Promise<void> {
-      await db.updateTable('repositories').set({
+    /** What the repository row holds beyond its name: its page, whether it is a placeholder, what the issue host said of it. */
+    async markRepository (repoId: number, change: RestoredRepositoryFacts): Promise<void> {
+      const set = {
         ...(change.html_url === undefined ? {} : { html_url: change.html_url }),
-        ...(change.placeholder === undefined ? {} : { placeholder: change.placeholder ? 1 : 0 })
-      }).where('id', '=', repoId).execute()
+        ...(change.placeholder === undefined ? {} : { placeholder: change.placeholder ? 1 : 0 }),
+        ...(change.created_at === undefined ? {} : { created_at: iso(change.created_at) }),
+        ...(change.is_private === undefined ? {} : { is_private: change.is_private ? 1 : 0 }),
+        ...(change.is_archived === undefined ? {} : { is_archived: change.is_archived ? 1 : 0 }),
+        ...(change.owner_platform_id === undefined ? {} : { owner_platform_id: change.owner_platform_id }),
+        ...(change.owner_kind === undefined ? {} : { owner_kind: change.owner_kind })
+      }
+      if (Object.keys(set).length === 0) return
+      await db.updateTable('repositories').set(set).where('id', '=', repoId).execute()
     },
 
     async setPlanningChangedAt (id: number, at: string): Promise<void> {
@@ -144,13 +162,13 @@ export function createRestoreRepository (db: Executor) {
         .onConflict((oc) => oc.columns(['workspace_id', 'issue_id']).doUpdateSet({ priority_id: Number(priority.id) })).execute()
     },
 
-    /** Connects a pull request to the issue (the fixture's connected_prs). */
-    async connectPr (id: number, pullRequestId: number): Promise<void> {
+    /** Connects a pull request to the issue (the fixture's connected_prs), when it was connected if given: the connections' order is theirs. */
+    async connectPr (id: number, pullRequestId: number, createdAt?: string): Promise<void> {
       const rows = await db.selectFrom('issues').select(['id', 'is_pull_request']).where('id', 'in', [id, pullRequestId]).execute()
       const isPr = (key: number) => Number(rows.find((r) => Number(r.id) === key)?.is_pull_request) === 1
       if (isPr(id)) throw new Invalid('connected_prs: a pull request has no pull requests connected to it (list them on the issue)')
       if (!isPr(pullRequestId)) throw new Invalid('connected_prs: names an issue that is not a pull request')
-      await db.insertInto('issue_pr_connections').values({ issue_id: id, pull_request_id: pullRequestId, created_at: nowIso() })
+      await db.insertInto('issue_pr_connections').values({ issue_id: id, pull_request_id: pullRequestId, created_at: createdAt === undefined ? nowIso() : iso(createdAt) })
         .onConflict((oc) => oc.columns(['issue_id', 'pull_request_id']).doNothing()).execute()
     },
 

@@ -22,8 +22,11 @@ export interface NewWorkspace {
   created_at?: string
   repositories: number[]
   /** a pipeline's `host_label`: the issue-host label it writes (two-way sync; set by a fixture) */
-  pipelines: Array<string | { id?: string, name: string, host_label?: string }>
+  pipelines: Array<string | NewPipeline>
 }
+
+/** A pipeline of a new workspace; its times (a fixture's) default to the workspace's creation. */
+export interface NewPipeline { id?: string, name: string, host_label?: string, created_at?: string, updated_at?: string }
 
 export interface WorkspaceChange {
   name?: string
@@ -153,7 +156,7 @@ export function createWorkspacesRepository (db: Executor) {
       await db.insertInto('workspaces').values({ id, name: input.name, description: input.description ?? null, created_at: at }).execute()
       await addDefaultPriorities(db, id)
       for (const [i, p] of input.pipelines.entries()) {
-        const entry: { id?: string, name: string, host_label?: string } = typeof p === 'string' ? { name: p } : p
+        const entry: NewPipeline = typeof p === 'string' ? { name: p } : p
         const pid = entry.id ?? newObjectId()
         if (await pipeline(pid) !== undefined) throw new Conflict(`pipeline ${pid} already exists`)
         const label = entry.host_label ?? null
@@ -161,7 +164,10 @@ export function createWorkspacesRepository (db: Executor) {
         if (label !== null && input.pipelines.slice(0, i).some((o) => typeof o !== 'string' && o.host_label?.toLowerCase() === label.toLowerCase())) {
           throw new Invalid(`two pipelines name the label '${label}'`)
         }
-        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i, host_label: label, ...madeAt(at) }).execute()
+        const createdAt = entry.created_at === undefined ? at : new Date(entry.created_at).toISOString()
+        const updatedAt = entry.updated_at === undefined ? createdAt : new Date(entry.updated_at).toISOString()
+        if (updatedAt < createdAt) throw new Invalid(`pipelines/${i}/updated_at is before its created_at`)
+        await db.insertInto('pipelines').values({ id: pid, workspace_id: id, name: entry.name, sort_order: i, host_label: label, ...madeAt(createdAt), updated_at: updatedAt }).execute()
       }
       const first = (await pipelines(id))[0]
       for (const repoId of new Set(input.repositories)) await addRepository(id, repoId, first.id)

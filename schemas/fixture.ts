@@ -11,7 +11,9 @@ const PipelineSpec = Type.Union([
   Type.Object({
     id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,100}$' })),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    host_label: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'the issue-host label the pipeline writes (two-way sync)' }))
+    host_label: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'the issue-host label the pipeline writes (two-way sync)' })),
+    created_at: Type.Optional(Type.String({ format: 'date-time', description: 'when it was made (GraphQL Pipeline.createdAt); default: the workspace\'s creation' })),
+    updated_at: Type.Optional(Type.String({ format: 'date-time', description: 'when it was last renamed or moved (Pipeline.updatedAt); default: its creation' }))
   }, { additionalProperties: false })
 ])
 const CalendarDate = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', description: 'YYYY-MM-DD' })
@@ -36,6 +38,11 @@ export const Fixture = Type.Object({
     name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.-]+$' }),
     html_url: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     placeholder: Type.Optional(Type.Boolean({ description: 'made by a hosted import for an id not known here yet' })),
+    created_at: Type.Optional(Type.String({ format: 'date-time', description: 'when the issue host made it; default: now' })),
+    is_private: Type.Optional(Type.Boolean({ description: 'private on its issue host' })),
+    is_archived: Type.Optional(Type.Boolean({ description: 'archived on its issue host' })),
+    owner_platform_id: Type.Optional(PositiveInt),
+    owner_kind: Type.Optional(Type.Union([Type.Literal('User'), Type.Literal('Organization')], { description: 'what its owner is on the issue host' })),
     permissions: Type.Optional(Type.Record(Type.String(), PermissionName)),
     labels: Type.Optional(Type.Array(FixtureLabel, { maxItems: 1000, description: 'labels made here (GraphQL createGithubLabel); issues carry the labels they wear' }))
   }, { additionalProperties: false }))),
@@ -88,7 +95,10 @@ export const Fixture = Type.Object({
     priorities: Type.Optional(Type.Record(Type.String(), Type.String({ minLength: 1, maxLength: 200 }), {
       description: 'its priority per workspace id, by name (one of the workspace\'s: High, Medium or Low priority)'
     })),
-    connected_prs: Type.Optional(Type.Array(IssueRef, { maxItems: 1000, description: 'the pull requests connected to it (issues of the fixture with pull_request)' }))
+    connected_prs: Type.Optional(Type.Array(Type.Object({
+      ...IssueRef.properties,
+      created_at: Type.Optional(DateTime)
+    }, { additionalProperties: false }), { maxItems: 1000, description: 'the pull requests connected to it (issues of the fixture with pull_request), oldest connection first; created_at default: now' }))
   }, { additionalProperties: false }))),
   issue_events: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,

@@ -89,8 +89,9 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
     })
   }
   for (const [i, r] of (fixture.repositories ?? []).entries()) {
-    await at(`repositories[${i}]`, async () => await tx.repositories.create({ id: r.id, owner: r.owner, name: r.name }))
-    if (r.html_url !== undefined || r.placeholder !== undefined) await restore.markRepository(r.id, { html_url: r.html_url, placeholder: r.placeholder })
+    const { id, owner, name, permissions: _permissions, labels: _labels, ...facts } = r
+    await at(`repositories[${i}]`, async () => await tx.repositories.create({ id, owner, name }))
+    await restore.markRepository(id, facts)
     for (const [login, permission] of Object.entries(r.permissions ?? {})) {
       await tx.users.setPermission(await userId(login, `repositories[${i}].permissions`), r.id, permission as PermissionName)
     }
@@ -141,7 +142,7 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
       for (const [workspaceId, position] of Object.entries(positions ?? {})) await restore.setPosition(id, workspaceId, position)
       await restore.setHistory(id, issue.repo_id, { states, milestones })
       for (const [workspaceId, name] of Object.entries(priorities ?? {})) await restore.setPriority(id, workspaceId, name)
-      for (const pr of prs ?? []) await restore.connectPr(id, await restore.issueId(pr, 'connected_prs'))
+      for (const pr of prs ?? []) await restore.connectPr(id, await restore.issueId(pr, 'connected_prs'), pr.created_at)
     })
   }
   for (const [i, event] of (fixture.issue_events ?? []).entries()) {

@@ -23,6 +23,16 @@ function withTokens (backup: any): any {
   return { ...backup, users: backup.users.map((u: any) => tokens.has(u.login) ? { ...u, token: tokens.get(u.login) } : u) }
 }
 
+/** What the issue host said of a repository (kept since migration 029). */
+const REPO_FACTS = { created_at: '2019-03-04T05:06:07.000Z', is_private: true, is_archived: true, owner_platform_id: 4242, owner_kind: 'Organization' as const }
+const PIPELINE_TIMES = { created_at: '2025-01-02T03:04:05.000Z', updated_at: '2025-06-07T08:09:10.000Z' }
+const PR_CONNECTIONS = [{ repo_id: REPO, issue_number: 9, created_at: '2026-02-01T10:00:00.000Z' }, { repo_id: REPO, issue_number: 8, created_at: '2026-03-01T10:00:00.000Z' }]
+
+/** The GraphQL answers that read them: a repository's host facts, the pipelines' times, an issue's connected pull requests in order. */
+const HOSTED_READ = `{ repositoriesByGhId(ghIds: [${REPO}, ${OTHER_REPO}]) { ghId createdAt isPrivate isArchived owner { __typename ghId login } }
+  workspace(id: "${WS_OLD}") { pipelinesConnection { nodes { id name createdAt updatedAt } } }
+  issueByInfo(repositoryGhId: ${REPO}, issueNumber: 2) { connectedPrs { nodes { number } } } }`
+
 /** What the issue host brings and the fixture format carries: labels, assignees, a pipeline's host label. */
 function hostData () {
   const fixture = testFixture()
@@ -33,11 +43,15 @@ function hostData () {
   }
   return {
     ...fixture,
-    repositories: [...fixture.repositories, { id: 77, owner: 'unknown', name: '77', placeholder: true }],
+    repositories: [...fixture.repositories.map((r) => r.id === REPO ? { ...r, ...REPO_FACTS } : r), { id: 77, owner: 'unknown', name: '77', placeholder: true }],
     users: [...fixture.users.map((u) => u.login === 'bob' ? { ...u, email: 'Bob@example.com' } : u), { id: 9, login: 'erin' }],
     milestones: [...fixture.milestones, { repo_id: REPO, number: 2, title: 'v2.0', due_on: '2026-12-01T00:00:00Z', state: 'closed' as const }],
-    issues: fixture.issues.map((i) => i.repo_id === REPO && hosted[i.number] !== undefined ? { ...i, ...hosted[i.number], milestone_number: 2 } : i),
-    workspaces: fixture.workspaces.map((w) => w.id === WS_OLD ? { ...w, pipelines: w.pipelines.map((p: any) => p.id === P.doing ? { ...p, host_label: 'In progress' } : p) } : w)
+    issues: [
+      ...fixture.issues.map((i) => i.repo_id === REPO && hosted[i.number] !== undefined ? { ...i, ...hosted[i.number], milestone_number: 2 } : i),
+      // Two pull requests connected to #2, the later-numbered one first: the order is the connections' times, not the ids.
+      ...[8, 9].map((n) => ({ repo_id: REPO, number: n, title: `PR ${n}`, pull_request: true }))
+    ].map((i) => i.repo_id === REPO && i.number === 2 ? { ...i, connected_prs: PR_CONNECTIONS } : i),
+    workspaces: fixture.workspaces.map((w) => w.id === WS_OLD ? { ...w, pipelines: w.pipelines.map((p: any) => p.id === P.doing ? { ...p, host_label: 'In progress', ...PIPELINE_TIMES } : p) } : w)
   }
 }
 
@@ -89,7 +103,7 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.same(backup.users.map((u: any) => u.login), ['alice', 'bob', 'carol', 'dave', 'erin'])
   t.same(backup.users.find((u: any) => u.login === 'bob').email, 'Bob@example.com', 'emails come along')
   t.notOk('email' in backup.users.find((u: any) => u.login === 'erin'), 'no email, no field')
-  t.same(backup.repositories.find((r: any) => r.id === 77), { id: 77, owner: 'unknown', name: '77', placeholder: true, permissions: {} })
+  t.same(backup.repositories.find((r: any) => r.id === 77), { id: 77, owner: 'unknown', name: '77', placeholder: true, created_at: backup.repositories.find((r: any) => r.id === 77).created_at, permissions: {} })
   t.equal(backup.epics.length, 2)
   t.equal(backup.dependencies.length, 2)
   t.equal(backup.release_reports.length, 2)
@@ -99,7 +113,14 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2).milestone_number, 2)
   t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 5).pull_request, true, 'a pull request stays one')
   t.equal(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 5).body, 'A *described* pull request', 'the description comes along')
-  t.match(backup.workspaces.find((w: any) => w.id === WS_OLD).pipelines, [{}, { id: P.doing, host_label: 'In progress' }, {}])
+  t.match(backup.workspaces.find((w: any) => w.id === WS_OLD).pipelines, [{}, { id: P.doing, host_label: 'In progress', created_at: PIPELINE_TIMES.created_at }, {}])
+  t.match(backup.repositories.find((r: any) => r.id === REPO), REPO_FACTS, 'the issue host\'s facts of a repository')
+  t.notOk('is_private' in backup.repositories.find((r: any) => r.id === OTHER_REPO), 'not private, no field')
+  t.same(backup.issues.find((i: any) => i.repo_id === REPO && i.number === 2).connected_prs, PR_CONNECTIONS, 'connections oldest first, with their times')
+  const hostedBefore = await gql(source, 'alice', HOSTED_READ)
+  t.equal(hostedBefore.errors, undefined, JSON.stringify(hostedBefore.errors))
+  t.match(hostedBefore.data.repositoriesByGhId, [{ ghId: REPO, createdAt: REPO_FACTS.created_at, isPrivate: true, isArchived: true, owner: { __typename: 'Organization', ghId: 4242 } }])
+  t.same(hostedBefore.data.issueByInfo.connectedPrs.nodes, [{ number: 9 }, { number: 8 }])
   t.match(backup.sprints, [{ workspace_id: WS_NEW, length_weeks: 2, time_zone: 'Europe/Berlin', carry_over: true }])
   t.same(backup.sprints[0].sprints.map((s: any) => s.issues.length).filter((n: number) => n > 0), [2, 1], 'sprint membership: the active sprint (one issue removed) and the next')
   t.ok(backup.sprints[0].events.some((e: any) => e.type === 'sprint_issue_removed'), 'the removal is an event')
@@ -111,6 +132,7 @@ t.test('export → import on an empty server: the same answers on every endpoint
   t.match(imported.json(), { users: 5, repositories: 4, epics: 2, dependencies: 2, release_reports: 2 })
 
   t.same(await exported(target), backup, 'the target exports the same file')
+  t.same(await gql(target, 'alice', HOSTED_READ), hostedBefore, 'repository host facts, pipeline times and connection order the same over GraphQL')
   for (const login of ['alice', 'bob'] as const) {
     const before = await planningAnswers(async (url) => await source.as(login, { url }), REPOS)
     const after = await planningAnswers(async (url) => await target.as(login, { url }), REPOS)
@@ -259,7 +281,14 @@ t.test('a fixture naming what it cannot hold is refused whole', async (t) => {
     [{ ...base, zenhub_epics: [{ workspace_id: 'nope', title: 'E', issues: [] }] }, /zenhub_epics\[0\].*workspace nope does not exist/],
     [{ ...base, workspaces: [{ ...base.workspaces[0], id: 'w1' }], zenhub_epics: [{ workspace_id: 'w1', title: 'E', issues: [{ repo_id: 1, issue_number: 9 }] }] }, /zenhub_epics\[0\].*issue 9 not found/],
     [{ ...base, workspaces: [{ ...base.workspaces[0], own_repository_id: 5 }] }, /workspaces\[0\].*repository 5 not found/],
-    [{ ...base, zenhub_epics: [{ workspace_id: 'nope', title: 'E', issues: [], creator: 'nobody' }] }, /zenhub_epics\[0\]\.creator: unknown login 'nobody'/]
+    [{ ...base, zenhub_epics: [{ workspace_id: 'nope', title: 'E', issues: [], creator: 'nobody' }] }, /zenhub_epics\[0\]\.creator: unknown login 'nobody'/],
+    [{ ...base, repositories: [{ ...base.repositories[0], created_at: '2026-02-30T00:00:00Z' }] }, /\/repositories\/0\/created_at/],
+    [{ ...base, repositories: [{ ...base.repositories[0], is_private: 'yes' }] }, /\/repositories\/0\/is_private/],
+    [{ ...base, repositories: [{ ...base.repositories[0], owner_kind: 'Team' }] }, /\/repositories\/0\/owner_kind/],
+    [{ ...base, repositories: [{ ...base.repositories[0], owner_platform_id: 0 }] }, /\/repositories\/0\/owner_platform_id/],
+    [{ ...base, workspaces: [{ ...base.workspaces[0], pipelines: [{ name: 'A', created_at: 'soon' }] }] }, /\/workspaces\/0\/pipelines\/0\/created_at/],
+    [{ ...base, workspaces: [{ ...base.workspaces[0], pipelines: [{ name: 'A', created_at: '2026-02-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' }] }] }, /workspaces\[0\]: pipelines\/0\/updated_at is before its created_at/],
+    [{ ...base, issues: [{ repo_id: 1, number: 1, title: 'x', connected_prs: [{ repo_id: 1, issue_number: 2, created_at: 'x'.repeat(50) }] }] }, /\/issues\/0\/connected_prs\/0\/created_at/]
   ]
   for (const [fixture, message] of cases) {
     const res = await app.admin({ method: 'POST', url: '/admin/import', payload: fixture as object })
