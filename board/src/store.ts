@@ -158,12 +158,18 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     liveOpen = false
     if (workspace === null || openLive === undefined) return
     const mine = generation
+    // A stream being opened counts as open: its first look on the server can take longer than a
+    // poll's wait, and a poll then would read every title again for nothing. Lost, polling resumes.
+    liveOpen = true
     live = openLive(client.href(`/p2/workspaces/${encodeURIComponent(workspace)}/live`), {
-      // The poll set while the stream was shut waits for the slow safety look now.
-      open: () => { liveOpen = true; poll() },
+      open: () => { liveOpen = true },
       change: () => { if (mine === generation && state.drag === null) refresh() },
-      lost: () => { liveOpen = false }
+      lost: () => {
+        liveOpen = false
+        if (mine === generation) poll()
+      }
     })
+    poll()
   }
 
   function set (patch: Partial<State>) {
