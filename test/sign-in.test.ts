@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
 import { buildApp } from '../app.js'
-import { ADMIN_TOKEN, build, buildWithSql, P, REPO, testFixture, TOKENS, type App } from './helper.js'
+import { ADMIN_TOKEN, build, buildWithSql, P, REPO, testFixture, TOKENS, WS_NEW, type App } from './helper.js'
 import { postgresAnswers, testSchema } from './pg.js'
 import { Browser, CLIENT, PUBLIC_URL, startProvider } from './oidc-provider.js'
 
@@ -313,4 +313,57 @@ t.test('a session made on one instance works on another (PostgreSQL), and logout
   t.equal((await b.inject({ ...move, headers: { cookie, origin: PUBLIC_URL } })).statusCode, 200)
   t.equal((await a.inject({ method: 'POST', url: '/auth/logout', headers: { cookie, origin: PUBLIC_URL } })).statusCode, 204)
   t.equal((await b.inject({ url: '/account', headers: { cookie } })).statusCode, 401, 'ended on B at its next request')
+})
+
+t.test('an invite page: the providers\' buttons return to it, and an unknown identity joins through it with SIGNUP closed', async (t) => {
+  const a = await app(t)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'write' } })).json()
+  const path = `/invite/${String(invite.url).slice(String(invite.url).lastIndexOf('/') + 1)}`
+  const page = await a.inject({ url: path })
+  t.match(page.body, `<a href="/auth/oidc/login?return_to=${encodeURIComponent(path)}">Sign in with OpenID Connect</a>`)
+  t.match(page.body, /<button type="submit">Join<\/button>/, 'beside Login, Password and Join')
+
+  const { answer } = await signIn(a, 'newcomer', new Browser(), path)
+  t.equal(answer.statusCode, 303, answer.body)
+  t.equal(answer.headers.location, path, 'back on the invite page')
+  const cookie = sessionCookie(answer)
+  const again = await a.inject({ url: path, headers: { cookie } })
+  t.match(again.body, /<button type="submit">Join as new-comer<\/button>/)
+  t.equal((await a.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie } })).statusCode, 404, 'no permission before joining')
+  const joined = await a.inject({ method: 'POST', url: `${path}/join`, headers: { cookie, origin: PUBLIC_URL, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' })
+  t.equal(joined.statusCode, 303)
+  t.equal(joined.headers.location, `/?board=${WS_NEW}`)
+  t.same((await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().find((p: { login: string }) => p.login === 'new-comer'), { login: 'new-comer', permission: 'write' })
+  const created = (await a.admin({ url: '/admin/audit?action=user.created' })).json().entries
+  t.match(created, [{ target: 'user:new-comer', detail: { via: 'oidc sign-in from an invite' } }])
+})
+
+t.test('SIGNUP closed without an open invite: no return path, a forged one, or an invite used or expired before the callback, refuses the new identity', async (t) => {
+  const { app: a, sql } = await buildWithSql(t, {
+    signIn: { publicUrl: PUBLIC_URL, oidc: { issuer: provider.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid profile email' } }
+  })
+  t.equal((await signIn(a, 'newcomer')).answer.statusCode, 403, 'as before, without an invite')
+  t.equal((await signIn(a, 'newcomer', new Browser(), '/invite/made-up-token')).answer.statusCode, 403, 'a forged invite path is no invite')
+  t.equal((await a.inject({ url: '/auth/oidc/login?return_to=//evil.example/invite/x' })).statusCode, 400, 'a path elsewhere is never taken')
+
+  const invite = async () => {
+    const made = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json()
+    return String(made.url).slice(String(made.url).lastIndexOf('/') + 1)
+  }
+  /** Starts at the invite page's button, does `meanwhile`, then comes back from the provider. */
+  const roundAbout = async (token: string, meanwhile: () => Promise<unknown>) => {
+    const start = await a.inject({ url: `/auth/oidc/login?return_to=/invite/${token}` })
+    const callback = await new Browser().signIn(String(start.headers.location), 'newcomer')
+    await meanwhile()
+    return await a.inject({ url: callback.slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(start) } })
+  }
+  const used = await invite()
+  const refusedUsed = await roundAbout(used, async () =>
+    await a.inject({ method: 'POST', url: '/auth/join', headers: { origin: PUBLIC_URL }, payload: { token: used, login: 'erin', password: 'erin-password-1' } }))
+  t.equal(refusedUsed.statusCode, 403, 'the invite was used before the callback')
+  t.match(refusedUsed.body, /No account here/)
+  const expired = await invite()
+  t.equal((await roundAbout(expired, async () => await sql('UPDATE account_links SET expires_at = ?', [Date.now() - 1000]))).statusCode, 403, 'it expired before the callback')
+  const logins = (await a.admin({ url: '/admin/users' })).json().map((u: { login: string }) => u.login)
+  t.notOk(logins.includes('new-comer'), 'nobody was made')
 })
