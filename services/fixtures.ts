@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { DomainError, Invalid } from '../db/errors.js'
 import { exportRecords, withSnapshot } from '../db/export.js'
+import { analyzeAfterBulkLoad } from '../db/engine/analyze.js'
 import { withLongDeadline } from '../db/engine/long-work.js'
 import { createRestoreRepository } from '../db/restore.js'
 import type { BulkIssue } from '../db/bulk-issues.js'
@@ -278,10 +279,23 @@ function hasCycle (edges: Array<[number, number]>): boolean {
  * repositories and duplicate keys are refused with a message that says where. Issues go in
  * batches (README, "Fixtures"); `progress` hears after each.
  */
-export async function loadFixture (store: PlanningStore | StoreScope, input: unknown, progress?: FixtureProgress): Promise<FixtureSummary> {
+export async function loadFixture (
+  store: PlanningStore | StoreScope, input: unknown, progress?: FixtureProgress, analyzed?: FixtureAnalyzed
+): Promise<FixtureSummary> {
   const fixture = parseFixture(input)
-  if ('transaction' in store) return await withLongDeadline(FIXTURE_TIMEOUT_MS, async () => await store.transaction(async (tx) => await write(tx, fixture, progress)))
-  return await write(store, fixture, progress)
+  if (!('transaction' in store)) return await write(store, fixture, progress)
+  const summary = await withLongDeadline(FIXTURE_TIMEOUT_MS, async () => await store.transaction(async (tx) => await write(tx, fixture, progress)))
+  await analyzeFixture(store.db, analyzed)
+  return summary
+}
+
+/** Told how long the planner's statistics took after a load (PostgreSQL). */
+export type FixtureAnalyzed = (ms: number) => void
+
+/** After a load has committed (the caller's transaction, for a scope), its tables analyzed. */
+export async function analyzeFixture (db: PlanningStore['db'], analyzed?: FixtureAnalyzed): Promise<void> {
+  const ms = await analyzeAfterBulkLoad(db)
+  if (ms !== undefined) analyzed?.(ms)
 }
 
 /**

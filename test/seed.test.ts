@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import pg from 'pg'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
@@ -82,11 +83,30 @@ t.test(`${ENGINE}: a SEED_FILE logs its progress and a summary`, async (t) => {
   const dir = t.testdir({})
   writeFileSync(join(dir, 'seed.json'), JSON.stringify(bigFixture(3000)))
   const log = logLines()
-  const app = await buildApp({ ...await ownDatabase(t, dir), seedFile: join(dir, 'seed.json'), documentation: false, logLevel: 'info', logStream: log.stream })
+  const database = await ownDatabase(t, dir)
+  const app = await buildApp({ ...database, seedFile: join(dir, 'seed.json'), documentation: false, logLevel: 'info', logStream: log.stream })
   await app.ready()
   t.teardown(async () => await app.close())
   t.ok(log.lines.some((line) => /seed\.json: 3,000 of 3,000 issues$/.test(line)), 'a progress line')
   t.ok(log.lines.includes('loaded seed fixture'))
+  const analyzed = log.lines.some((line) => /^analyzed the loaded tables for the planner in \d+ ms$/.test(line))
+  if (TEST_DATABASE_URL === undefined) {
+    t.notOk(analyzed, 'SQLite keeps its planner as it is')
+    return
+  }
+  t.ok(analyzed, 'a line with the time the planner statistics took')
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  await client.connect()
+  t.teardown(async () => await client.end())
+  const { rows } = await client.query<{ relname: string, last_analyze: Date | null, reltuples: number }>(`
+    SELECT s.relname, s.last_analyze, c.reltuples FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+    WHERE s.schemaname = $1 AND s.relname IN ('issues', 'placements')`, [database.databaseSchema])
+  t.equal(rows.length, 2)
+  for (const row of rows) {
+    t.ok(row.last_analyze !== null, `${row.relname} analyzed after the load`)
+    t.ok(Number(row.reltuples) > 0, `${row.relname}: the planner knows it holds rows`)
+  }
+  t.equal(Math.round(Number(rows.find((r) => r.relname === 'issues')!.reltuples)), 3000, 'the issues counted')
 })
 
 t.test(`${ENGINE}: the big-workspace generator (bench) at 200 issues is the same each time and loads with its counts`, async (t) => {

@@ -1,3 +1,4 @@
+import { analyzeAfterBulkLoad } from './analyze.js'
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../schema.js'
 
@@ -49,5 +50,6 @@ export async function copyDatabase (source: Kysely<Database>, target: Kysely<Dat
       }
     }
   })
+  await analyzeAfterBulkLoad(target)
   return counts
 }

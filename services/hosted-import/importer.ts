@@ -1,3 +1,4 @@
+import { analyzeAfterBulkLoad } from '../../db/engine/analyze.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { createHostedImportsRepository, createHostedSync, hostedTokenContext, type HostedJob, type HostedProgress } from '../../db/issue-host/hosted-imports.js'
@@ -184,6 +185,9 @@ export class HostedImporter {
       })
       await new Run(this.store, job, client, this.owner, this.leaseMs).all()
       await jobs.finish(id, this.owner, 'done', null)
+      // The import wrote item by item; the planner learns the sizes once, at the end (an analyze failing loses nothing).
+      const ms = await analyzeAfterBulkLoad(this.store.db).catch(() => undefined)
+      if (ms !== undefined) this.log.info({ hostedImport: id }, `hosted import: analyzed the imported tables for the planner in ${Math.round(ms)} ms`)
     } catch (err) {
       if (renew !== undefined) clearInterval(renew)
       // Stopped (the server is closing) or taken over: left unfinished, to go on from the saved item.
