@@ -4,7 +4,7 @@ import { runAdminCommand } from '../cli/admin.js'
 import { deliver, SECRET } from './deliveries.js'
 import { SEALED_PREFIX } from '../db/engine/secret-box.js'
 import { sqliteKysely } from '../db/engine/sqlite.js'
-import { build, REPO, SECRET_KEY, type App } from './helper.js'
+import { build, REPO, SECRET_KEY, WS_NEW, type App } from './helper.js'
 import { startHostOAuth, type HostPerson } from './host-oauth.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -271,4 +271,26 @@ t.test('the CLI sets and clears a connection\'s OAuth app, the secret from the e
   t.match(set, { has_oauth: true, oauth_client_id: 'new-client' })
   t.notOk(JSON.stringify(await runAdminCommand(db, ['connections'], undefined, { config })).includes('from-stdin-secret'))
   await t.rejects(runAdminCommand(db, ['set-oauth', made.id, 'has space'], undefined, { config, oauthClientSecret: 'x' }), /printable/)
+})
+
+t.test('from an invite page: the host\'s button returns to it, and an unknown identity joins with SIGNUP closed; not without the invite', async (t) => {
+  const a = await app(t)
+  const id = await connect(a, 'github', github.webUrl)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json()
+  const path = `/invite/${String(invite.url).slice(String(invite.url).lastIndexOf('/') + 1)}`
+  const login = `/auth/host/${id}/login?return_to=${encodeURIComponent(path)}`
+  t.match((await a.inject({ url: path })).body, `<a href="${login}">Sign in with `)
+  t.equal((await signIn(a, github, id, STRANGER)).answer.statusCode, 403, 'without the invite, SIGNUP=closed refuses as before')
+
+  const start = await a.inject({ url: login })
+  const back = github.authorize(String(start.headers.location), STRANGER)
+  const answer = await a.inject({ url: back.slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(start) } })
+  t.equal(answer.statusCode, 303, answer.body)
+  t.equal(answer.headers.location, path)
+  const cookie = sessionCookie(answer)
+  t.match((await a.inject({ url: path, headers: { cookie } })).body, /Join as stranger/)
+  const joined = await a.inject({ method: 'POST', url: `${path}/join`, headers: { cookie, origin: PUBLIC_URL, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' })
+  t.equal(joined.statusCode, 303)
+  t.equal((await a.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie } })).statusCode, 200, 'read on the workspace\'s repository')
+  t.match((await audit(a)).find((e) => e.action === 'user.created'), { target: 'user:stranger', detail: { via: 'host sign-in from an invite' } })
 })
