@@ -89,6 +89,22 @@ t.test('first start in the browser: the setup link makes the administrator, sign
   await people.getByText('No invite is waiting to be used.').waitFor()
   t.same(await listed(), [], 'revoked in the API at once')
 
+  // An invite opened by someone signed in: one button, "Join as lead", which never lowers lead's admin.
+  const inviteUrl = await page.evaluate(async () => {
+    const made = await fetch('/invites', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workspace_id: 'aaaaaaaaaaaaaaaaaaaaaab1', permission: 'read' }) })
+    return (await made.json() as { url: string }).url
+  })
+  await page.goto(`${address}${new URL(inviteUrl).pathname}`)
+  const joinAs = page.getByRole('button', { name: 'Join as lead' })
+  await joinAs.waitFor()
+  t.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'the "Join as" page at 390 px: nothing scrolls sideways')
+  t.same(await axe(page), [], 'axe-core: no serious or critical violation on the "Join as" page')
+  await joinAs.click()
+  await page.waitForURL(/\?board=aaaaaaaaaaaaaaaaaaaaaab1$/)
+  const leadOn = (await app.admin({ url: '/admin/repositories/1001/permissions' })).json().find((p: { login: string }) => p.login === 'lead')
+  t.same(leadOn, { login: 'lead', permission: 'admin' }, 'joined; admin stays admin')
+  t.equal((await app.inject({ url: new URL(inviteUrl).pathname })).statusCode, 410, 'the invite is used up')
+
   // Per person: the last administrator stays one, another is made one, a permission changed, then removed.
   t.equal((await app.admin({ method: 'POST', url: '/admin/users', payload: { login: 'sam' } })).statusCode, 201)
   const samToken = (await app.admin({ method: 'POST', url: '/admin/users/sam/token' })).json().token as string
