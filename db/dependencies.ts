@@ -13,16 +13,21 @@ import { nowIso } from './ids.js'
 import { prepared } from './engine/prepared.js'
 import type { IssueRef } from './issue-refs.js'
 import { afterCommit, writeTransaction, type Executor } from './engine/transaction.js'
+import { namedEventPattern, noteWebhooks } from './webhooks.js'
 
 export type Dependency = Static<typeof DependencySchema>
+
+/** Both sides, and the LIKE pattern of webhooks wanting the write's event (never one of the legacy four). */
+interface BothParams { aRepo: number, aNumber: number, bRepo: number, bNumber: number, hooks: string }
 
 interface BothIssues { blocking: number, blocked: number, shared: boolean, version: number, contexts: Map<number, IssueContext> }
 
 // Each insert's statements, compiled once (a dependency insert is a hot path: see README, "Benchmarks").
-const bothQuery = prepared<{ aRepo: number, aNumber: number, bRepo: number, bNumber: number }>()((db, p) => db.selectFrom('issues as i')
+const bothQuery = prepared<BothParams>()((db, p) => db.selectFrom('issues as i')
   .innerJoin('repositories as r', 'r.id', 'i.repo_id')
   .select(['i.id', 'i.repo_id', 'i.number', 'i.title', 'r.owner', 'r.name', 'r.html_url'])
   .select((eb) => eb.selectFrom('change_counter').select('value').where('id', '=', 1).as('version'))
+  .select((eb) => eb.exists(eb.selectFrom('webhooks as w').select('w.id').whereRef('w.repo_id', '=', 'i.repo_id').where('w.events', 'like', p.hooks)).as('hooked'))
   .select((eb) => eb.exists(eb.selectFrom('workspace_repositories as x').innerJoin('workspace_repositories as y', 'x.workspace_id', 'y.workspace_id')
     .select('x.workspace_id').where('x.repo_id', '=', p.aRepo).where('y.repo_id', '=', p.bRepo)).as('shared'))
   .where((eb) => eb.or([
@@ -36,7 +41,6 @@ const insertPair = (db: QueryCreator<Database>, p: PairInsert) => db.insertInto(
 const insertQuery = prepared<PairInsert>()(insertPair)
 /** A row of `bothQuery`; the joined insert adds the new edge's seq. */
 type BothRow = Awaited<ReturnType<typeof bothQuery>>['rows'][number] & { seq?: number | null }
-interface BothParams { aRepo: number, aNumber: number, bRepo: number, bNumber: number }
 /**
  * On PostgreSQL the query for both issues, the insert and the planning stamp are one statement
  * (one round trip): the same rows as `bothQuery`, with the new edge's seq (null when the pair was
@@ -47,6 +51,7 @@ const bothAndInsertQuery = prepared<BothParams & { at: string }>()((db, p) => ({
   compile: () => sql<BothRow>`WITH both_issues AS (
     SELECT i.id, i.repo_id, i.number, i.title, r.owner, r.name, r.html_url,
       (SELECT value FROM change_counter WHERE id = 1) AS version,
+      EXISTS (SELECT w.id FROM webhooks w WHERE w.repo_id = i.repo_id AND w.events LIKE ${p.hooks}) AS hooked,
       EXISTS (SELECT x.workspace_id FROM workspace_repositories x JOIN workspace_repositories y ON x.workspace_id = y.workspace_id
         WHERE x.repo_id = ${p.aRepo} AND y.repo_id = ${p.bRepo}) AS shared
     FROM issues i JOIN repositories r ON r.id = i.repo_id
@@ -63,8 +68,9 @@ const bothAndInsertQuery = prepared<BothParams & { at: string }>()((db, p) => ({
   SELECT both_issues.*, (SELECT seq FROM inserted) AS seq FROM both_issues`.compile(db)
 }))
 
-const paramsOf = ({ blocking: a, blocked: b }: Dependency): BothParams =>
-  ({ aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number })
+type DependencyEvent = 'dependency_created' | 'dependency_removed'
+const paramsOf = ({ blocking: a, blocked: b }: Dependency, type: DependencyEvent): BothParams =>
+  ({ aRepo: a.repo_id, aNumber: a.issue_number, bRepo: b.repo_id, bNumber: b.issue_number, hooks: namedEventPattern(type) })
 
 /** A dependency shows on no board (db/board-model.ts): it changes no board row. */
 const NO_BOARD_ROWS: readonly number[] = []
@@ -88,7 +94,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
   }
 
   /** Notes the planning change on both sides and announces it in each side's repository. */
-  const changed = async (trx: Executor, type: 'dependency_created' | 'dependency_removed', dependency: Dependency, both: BothIssues, user?: User, stamped = false) => {
+  const changed = async (trx: Executor, type: DependencyEvent, dependency: Dependency, both: BothIssues, user?: User, stamped = false) => {
     if (!stamped) await touchPlanning(trx, [both.blocking, both.blocked])
     const sides = [both.contexts.get(both.blocked)!, ...(dependency.blocking.repo_id === dependency.blocked.repo_id ? [] : [both.contexts.get(both.blocking)!])]
     for (const side of sides) await announce(trx, events, { ...side, user: actor(user), type, blocking: dependency.blocking, blocked: dependency.blocked })
@@ -99,16 +105,18 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
    * repository), whether their repositories share a workspace, and the change counter as this
    * transaction sees it: one query.
    */
-  const bothIssues = async (trx: Executor, dependency: Dependency): Promise<BothIssues> =>
-    bothOf(dependency, (await bothQuery(trx, paramsOf(dependency))).rows)
+  const bothIssues = async (trx: Executor, dependency: Dependency, type: DependencyEvent): Promise<BothIssues> =>
+    bothOf(trx, type, dependency, (await bothQuery(trx, paramsOf(dependency, type))).rows)
 
-  const bothOf = (dependency: Dependency, rows: BothRow[]): BothIssues => {
+  const bothOf = (trx: Executor, type: DependencyEvent, dependency: Dependency, rows: BothRow[]): BothIssues => {
     const { blocking: a, blocked: b } = dependency
     const idOf = (ref: IssueRef, side: string): number => {
       const row = rows.find((r) => Number(r.repo_id) === ref.repo_id && Number(r.number) === ref.issue_number)
       if (row === undefined) throw new NotFound(`${side} issue ${ref.issue_number} not found in repository ${ref.repo_id}`)
       return row.id
     }
+    // The webhooks to tell were read with both issues: announcing asks no more.
+    for (const row of rows) noteWebhooks(trx, Number(row.repo_id), type, Boolean(row.hooked))
     const contexts = new Map(rows.map((r) => [r.id, contextOf(r)]))
     return { blocking: idOf(a, 'blocking'), blocked: idOf(b, 'blocked'), shared: rows.some((r) => Boolean(r.shared)), version: Number(rows[0].version), contexts }
   }
@@ -134,8 +142,8 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
         const stamping = engineOf(trx) === 'postgres'
         const at = nowIso()
         // On PostgreSQL the insert rides in the query for both issues; on SQLite it follows the checks.
-        const joined = stamping ? (await bothAndInsertQuery(trx, { ...paramsOf(dependency), at })).rows : undefined
-        const both = joined === undefined ? await bothIssues(trx, dependency) : bothOf(dependency, joined)
+        const joined = stamping ? (await bothAndInsertQuery(trx, { ...paramsOf(dependency, 'dependency_created'), at })).rows : undefined
+        const both = joined === undefined ? await bothIssues(trx, dependency, 'dependency_created') : bothOf(trx, 'dependency_created', dependency, joined)
         const { blocking, blocked, shared, version } = both
         if (blocking === blocked) throw new Invalid('an issue cannot block itself')
         const seq = joined?.[0]?.seq
@@ -163,7 +171,7 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
 
     async remove (dependency: Dependency, user?: User): Promise<void> {
       await writeTransaction(db, async (trx) => {
-        const both = await bothIssues(trx, dependency)
+        const both = await bothIssues(trx, dependency, 'dependency_removed')
         const { blocking, blocked, version } = both
         const removed = await trx.deleteFrom('dependencies').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
         if (Number(removed.numDeletedRows) === 0) throw new NotFound('no such dependency')

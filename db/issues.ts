@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Static } from '../schemas/common.js'
 import type { PipelineRef as PipelineRefSchema } from '../schemas/common.js'
 import type { FeedEvent as FeedEventSchema, IssueData as IssueDataSchema, IssueDetail as IssueDetailSchema, IssueEvent as IssueEventSchema, PipelineDuration as PipelineDurationSchema } from '../schemas/issues.js'
@@ -7,6 +8,7 @@ import { nowIso } from './ids.js'
 import { requireIssue, type Repository } from './repositories.js'
 import { prepared } from './engine/prepared.js'
 import { notedEvents, writeTransaction, type Executor } from './engine/transaction.js'
+import { noteWebhooks, wantedBy } from './webhooks.js'
 import type { User } from './users.js'
 
 export type PipelineRef = Static<typeof PipelineRefSchema>
@@ -61,6 +63,13 @@ const issueWithPipelines = prepared<{ repoId: number, number: number }>()((db, p
     .where('i.repo_id', '=', p.repoId).where('i.number', '=', p.number).orderBy('w.created_at').orderBy('w.seq'))
 const plusOnesOf = prepared<{ issueId: number }>()((db, p) =>
   db.selectFrom('plus_ones').select('created_at').where('issue_id', '=', p.issueId).orderBy('created_at').orderBy('id'))
+
+/** An estimate's issue, and whether its repository has a webhook wanting the event (`wantedBy`): one statement. */
+const estimatedQuery = prepared<{ repoId: number, number: number, pattern: string, legacy: number }>()((db, p) => db.selectFrom('issues')
+  .select(['id', 'number', 'title', 'estimate'])
+  .select((eb) => eb.exists(eb.selectFrom('webhooks as w').select('w.id').where('w.repo_id', '=', p.repoId)
+    .where(sql<boolean>`(w.events LIKE ${p.pattern} OR (w.events IS NULL AND ${p.legacy} = 1))`)).as('hooked'))
+  .where('repo_id', '=', p.repoId).where('number', '=', p.number))
 
 /** Issue data, issue events and estimates. Reads use a fixed number of queries per issue. */
 export type BulkData = IssueData & {
@@ -224,8 +233,12 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
       // The board row the estimate changes (none when it was already so).
       const boardRows: number[] = []
       await writeTransaction(db, async (trx) => {
-        const issue = await requireIssue(trx, repo.id, number)
+        const type = value === null ? 'estimate_cleared' : 'estimate_set'
+        const issue = (await estimatedQuery(trx, { repoId: repo.id, number, ...wantedBy(type) })).rows[0]
+        if (issue === undefined) throw new NotFound(`issue ${number} not found in repository ${repo.id}`)
         if (issue.estimate === value) return
+        // The webhooks to tell came with the issue: announcing asks no more.
+        noteWebhooks(trx, repo.id, type, Boolean(issue.hooked))
         await trx.updateTable('issues').set({ estimate: value, planning_changed_at: nowIso() }).where('id', '=', issue.id).execute()
         notedEvents(trx)
         await trx.insertInto('issue_events').values({
@@ -239,7 +252,7 @@ export function createIssuesRepository (db: Executor, events: DomainEvents) {
           to_pipeline: null,
           workspace_id: null
         }).execute()
-        const context = { repo, issue: { id: issue.id, number: issue.number, title: issue.title }, user }
+        const context = { repo, issue: { id: issue.id, number: Number(issue.number), title: issue.title }, user }
         await events.emit(trx, value === null ? { ...context, type: 'estimate_cleared' } : { ...context, type: 'estimate_set', estimate: value })
         boardRows.push(issue.id)
       }, [repo.id], boardRows)

@@ -30,12 +30,34 @@ const WEBHOOK_COLUMNS = ['id', 'repo_id', 'url', 'description', 'created_at', 'e
 const toWebhook = (row: Omit<Webhook, 'events'> & { events: string | null }): Webhook =>
   ({ ...row, repo_id: Number(row.repo_id), events: row.events === null ? [...LEGACY_EVENT_TYPES] : JSON.parse(row.events) as string[] })
 
+/** The LIKE pattern a webhook's stored event list matches when it names the type (not one of the legacy four). */
+export const namedEventPattern = (type: string): string => `%"${type}"%`
+
+/** What a statement of a write compares a webhook's stored events with to tell whether it wants the type (see `hooksOf`). */
+export const wantedBy = (type: string): { pattern: string, legacy: number } => {
+  const { pattern, legacy } = filter(0, type)
+  return { pattern, legacy }
+}
+
 /** Webhooks that want an event type: those that named it, or named none when it is one of the hosted API's four. */
 const filter = (repoId: number, type: string) =>
-  ({ repoId, pattern: `%"${type}"%`, legacy: (LEGACY_EVENT_TYPES as readonly string[]).includes(type) ? 1 : 0 })
+  ({ repoId, pattern: namedEventPattern(type), legacy: (LEGACY_EVENT_TYPES as readonly string[]).includes(type) ? 1 : 0 })
 const hooksOf = prepared<{ repoId: number, pattern: string, legacy: number }>()((db, p) =>
   db.selectFrom('webhooks').select('id').where('repo_id', '=', p.repoId)
     .where(sql<boolean>`(events LIKE ${p.pattern} OR (events IS NULL AND ${p.legacy} = 1))`))
+
+/** What a write already learned in its own statements about its repositories' webhooks, by type and repository. */
+const learned = new WeakMap<Executor, Map<string, boolean>>()
+
+/**
+ * Notes, for the rest of this transaction, whether the repository has a webhook wanting the event
+ * type: a write that read it in one of its own statements (db/dependencies.ts) saves the query.
+ */
+export function noteWebhooks (trx: Executor, repoId: number, type: string, wanted: boolean): void {
+  const known = learned.get(trx) ?? new Map<string, boolean>()
+  known.set(`${type}:${repoId}`, wanted)
+  learned.set(trx, known)
+}
 
 /** Writes one delivery per webhook of the repository; call inside the change's transaction. */
 export async function enqueueDeliveries (trx: Executor, repoId: number, eventType: string, body: string): Promise<number> {
@@ -105,7 +127,7 @@ export function createWebhooksRepository (db: Executor, secrets: SecretBox = new
 
     /** Whether any webhook of the repository wants events of this type. */
     async hasWebhooks (repoId: number, type: string): Promise<boolean> {
-      return (await hooksOf(db, filter(repoId, type))).rows.length > 0
+      return learned.get(db)?.get(`${type}:${repoId}`) ?? (await hooksOf(db, filter(repoId, type))).rows.length > 0
     },
 
     /**
