@@ -130,3 +130,16 @@ t.test('a dependency insert takes a bounded number of statements, whatever the g
   t.ok(again <= 3, `an existing pair: ${again} statements`)
   t.ok(again < fresh, 'an existing pair writes nothing')
 })
+
+t.test('the webhooks a dependency write or an estimate tells are those wanting its event, read with its issues', async (t) => {
+  const app = await build(t, { webhooks: { worker: false, allowPrivate: true } })
+  const hook = async (events?: string[]) => (await app.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/webhooks`, payload: { url: 'http://127.0.0.1:9/hook', ...(events === undefined ? {} : { events }) } })).json().id as string
+  const removals = await hook(['dependency_removed'])
+  const legacy = await hook()
+  t.equal((await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })).statusCode, 200)
+  t.equal((await app.as('alice', { method: 'DELETE', url: '/p1/dependencies', payload: dep([REPO, 1], [REPO, 2]) })).statusCode, 204)
+  t.equal((await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/4/estimate`, payload: { estimate: 5 } })).statusCode, 200)
+  const types = async (id: string) => ((await app.as('alice', { url: `/p1/webhooks/${id}/deliveries` })).json() as Array<{ event_type: string }>).map((d) => d.event_type)
+  t.same(await types(removals), ['dependency_removed'], 'the removal only, not the insert nor the estimate')
+  t.same(await types(legacy), ['estimate_set'], 'a webhook naming no events gets the estimate (one of the hosted four)')
+})
