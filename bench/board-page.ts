@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 import { existsSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { chromium } from 'playwright-core'
+import { chromium, type Page } from 'playwright-core'
 import { buildApp } from '../app.js'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -47,18 +47,7 @@ export async function benchBoardPage (): Promise<string[]> {
         return counts.reduce((a, b) => a + b, 0) === 5000 && document.querySelector('[aria-label=Board] li .title')?.textContent !== ''
       }, undefined, { timeout: 60_000, polling: 'raf' })
       const usable = performance.now() - start
-      const longest = await page.evaluate(async () => await new Promise<number>((resolve) => {
-        let max = 0
-        const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) max = Math.max(max, e.duration) })
-        observer.observe({ type: 'longtask' })
-        const scroller = document.querySelector('[aria-label="Pipeline 1"]')!.parentElement!
-        let step = 0
-        const tick = () => {
-          scroller.scrollTop = step * 600
-          if (++step < 200) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve(max) }, 50)
-        }
-        requestAnimationFrame(tick)
-      }))
+      const longest = await longestScrollTask(page, 50)
       const filter = page.getByRole('searchbox', { name: 'Filter' })
       await filter.focus()
       const typed = await page.evaluate(async () => {
@@ -126,18 +115,7 @@ export async function boardPageFigures (url: string, token: string, word = 'logi
     const usable = performance.now() - start
     await quiet(1000)
     const settled = lastDone - start
-    const scroll = await page.evaluate(async () => await new Promise<number>((resolve) => {
-      let max = 0
-      const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) max = Math.max(max, e.duration) })
-      observer.observe({ type: 'longtask' })
-      const scroller = document.querySelector('[aria-label="Pipeline 1"]')!.parentElement!
-      let step = 0
-      const tick = () => {
-        scroller.scrollTop = step * 600
-        if (++step < 200) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve(max) }, 100)
-      }
-      requestAnimationFrame(tick)
-    }))
+    const scroll = await longestScrollTask(page, 100)
     await quiet(500)
     await page.evaluate(() => {
       const probe = window as unknown as { lastChange: number, keyAt: number }
@@ -163,4 +141,20 @@ export async function boardPageFigures (url: string, token: string, word = 'logi
   } finally {
     await browser.close()
   }
+}
+
+/** The longest task (long-task observer) while the first column scrolls 200 frames of 600 px. */
+async function longestScrollTask (page: Page, settleMs: number): Promise<number> {
+  return await page.evaluate(async (settle: number) => await new Promise<number>((resolve) => {
+    let max = 0
+    const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) max = Math.max(max, e.duration) })
+    observer.observe({ type: 'longtask' })
+    const scroller = document.querySelector('[aria-label="Pipeline 1"]')!.parentElement!
+    let step = 0
+    const tick = () => {
+      scroller.scrollTop = step * 600
+      if (++step < 200) requestAnimationFrame(tick); else setTimeout(() => { observer.disconnect(); resolve(max) }, settle)
+    }
+    requestAnimationFrame(tick)
+  }), settleMs)
 }

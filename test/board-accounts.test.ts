@@ -1,24 +1,13 @@
 /// <reference lib="dom" />
 import t from 'tap'
-import { createRequire } from 'node:module'
-import type { Page } from 'playwright-core'
 import type { SetupLink } from '../app.js'
-import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
+import { axe, browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
 import { build, REPO, TOKENS, WS_NEW } from './helper.js'
 
 // Accounts in a real browser: the first-run setup link to a signed-in administrator, sign out, and
 // the sign-in form's password sign-in.
 const why = browserSkip
 if (why !== undefined) t.comment(`skipping the accounts browser test: ${why}`)
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
-
-async function axe (page: Page): Promise<string[]> {
-  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
-  return await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
-  })
-}
 
 t.test('first start in the browser: the setup link makes the administrator, signed in; sign out; sign in with the password', { skip: why, timeout: 90_000 }, async (t) => {
   let link: SetupLink | undefined

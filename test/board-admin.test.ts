@@ -1,9 +1,8 @@
 /// <reference lib="dom" />
 import t from 'tap'
 import { createHmac } from 'node:crypto'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
-import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
+import { axe, browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
 import { ADMIN_TOKEN, build, REPO, TOKENS, WS_OLD, type App } from './helper.js'
 
 // The Administration and Account views in a real browser, as a team lead sets up a team: one
@@ -11,16 +10,8 @@ import { ADMIN_TOKEN, build, REPO, TOKENS, WS_OLD, type App } from './helper.js'
 // read back through the REST API at once.
 const why = browserSkip
 if (why !== undefined) t.comment(`skipping the administration browser test: ${why}`)
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 if (why === undefined) t.setTimeout(180_000)
 
-async function axe (page: Page): Promise<string[]> {
-  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
-  return await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
-  })
-}
 const sideways = async (page: Page) => await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
 const admin = async (app: App, url: string) => (await app.admin({ url })).json()
 const order = async (page: Page, names: string) =>

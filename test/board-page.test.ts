@@ -2,13 +2,12 @@
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import { mkdirSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { createServer } from 'node:net'
 import { gzipSync } from 'node:zlib'
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { buildApp, planningApi } from '../app.js'
 import { daysText } from '../board/src/charts.js'
-import { browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
+import { axe as seriousViolations, browserSkip, launchBrowser, newContext, signInWithToken } from './browser.js'
 import { build, OTHER_REPO, P, REPO, testFixture, TOKENS, WS_OLD, type App } from './helper.js'
 import { buildWithHistory, estimate, moved, setState } from './history-helper.js'
 import { startHostOAuth } from './host-oauth.js'
@@ -19,7 +18,6 @@ const why = browserSkip
 if (why !== undefined) t.comment(`skipping the board page's browser tests: ${why}`)
 // Screenshots for the documentation: written to docs/ with UPDATE_SCREENSHOTS=1, else under .tap/.
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : '.tap'
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 
 // About 80 s alone; a real browser on a machine the whole suite shares may need more than the
 // 120 s a test file gets (package.json), so this file asks for four minutes.
@@ -55,12 +53,7 @@ async function apiBoard (app: App, repo = REPO) {
 const estimateOf = async (app: App, n: number) => (await app.as('alice', { url: `/p1/repositories/${REPO}/issues/${n}` })).json().estimate
 
 async function axe (page: Page, what: string) {
-  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
-  })
-  return { violations, what }
+  return { violations: await seriousViolations(page), what }
 }
 
 t.test('one repository\'s board: sign in, drag, keys, estimates, live changes', { skip: why, timeout: 90_000 }, async (t) => {

@@ -1,8 +1,7 @@
 /// <reference lib="dom" />
 import t from 'tap'
-import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
-import { browserSkip, launchBrowser, newPage, signInWithToken } from './browser.js'
+import { axe, browserSkip, launchBrowser, newPage, signInWithToken } from './browser.js'
 import { build, REPO, TOKENS, WS_OLD } from './helper.js'
 
 // Planning set-up from the board page as a workspace admin does it (a release report with its
@@ -10,15 +9,7 @@ import { build, REPO, TOKENS, WS_OLD } from './helper.js'
 // the REST API at once, axe-core on each view; then a read-only person, who sees none of the controls.
 const why = browserSkip
 if (why !== undefined) t.comment(`skipping the planning browser test: ${why}`)
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 
-async function axe (page: Page): Promise<string[]> {
-  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
-  return await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
-  })
-}
 const sideways = async (page: Page) => await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
 

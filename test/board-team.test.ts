@@ -1,10 +1,9 @@
 /// <reference lib="dom" />
 import t from 'tap'
 import { mkdirSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { PassThrough } from 'node:stream'
 import type { Page } from 'playwright-core'
-import { browserSkip, launchBrowser, newContext } from './browser.js'
+import { axe, browserSkip, launchBrowser, newContext } from './browser.js'
 import { build } from './helper.js'
 
 // A team set up from the browser alone, as docs/board-page.md "Setting up a team" tells it: a
@@ -14,17 +13,8 @@ import { build } from './helper.js'
 // section are taken here (written to docs/ with UPDATE_SCREENSHOTS=1, else under .tap/).
 const why = browserSkip
 if (why !== undefined) t.comment(`skipping the team set-up browser test: ${why}`)
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? 'docs' : '.tap'
 if (why === undefined) t.setTimeout(150_000)
-
-async function axe (page: Page): Promise<string[]> {
-  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
-  return await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
-  })
-}
 
 const shot = async (page: Page, name: string) => {
   // Let the last change settle (a status line, a focus ring) before the picture.

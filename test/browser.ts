@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
 
 // The browser tests' common ground: Debian's chromium, run once per CI run (not in the PostgreSQL
@@ -42,4 +43,15 @@ export async function signInWithToken (page: Page, token: string): Promise<void>
   if (await fold.getAttribute('open') === null) await page.getByText('Use an API token').click()
   await page.getByLabel('API token').fill(token)
   await page.getByRole('button', { name: 'Use token' }).click()
+}
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
+
+/** axe-core's serious and critical violations on the page, as "rule (nodes)". */
+export async function axe (page: Page): Promise<string[]> {
+  if (await page.evaluate(() => !('axe' in window))) await page.addScriptTag({ path: AXE })
+  return await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run: (o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, nodes: unknown[] }> }> } }).axe.run({ resultTypes: ['violations'] })
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`)
+  })
 }
