@@ -11,6 +11,7 @@ import { touchPlanning, type Repository } from './repositories.js'
 import { PipelineOrder, PipelineOrders } from './pipeline-order.js'
 import { afterCommit, notedEvents, writeTransaction, type Executor } from './engine/transaction.js'
 import type { User } from './users.js'
+import { namedEventPattern, noteWebhooks } from './webhooks.js'
 import { createIssueSearch } from './issue-search.js'
 import { createWorkspacesRepository } from './workspaces.js'
 import { filterCondition, type BoardFilter } from './board-filter.js'
@@ -37,7 +38,7 @@ const countBelowQuery = prepared<Others & { rank: number }>()((db, p) =>
   others(db, p).where('rank', '<', p.rank).select(sql<number>`count(*)`.as('n')))
 // What a move starts from, in one statement: the issue, where it is in the workspace, and the
 // target pipeline with its workspace's name (null columns tell what is missing).
-const moveStartQuery = prepared<{ repoId: number, number: number, workspaceId: string, targetId: string }>()((db, p) =>
+const moveStartQuery = prepared<{ repoId: number, number: number, workspaceId: string, targetId: string, reprioritized: string, transfer: string }>()((db, p) =>
   db.selectFrom('issues as i')
     .leftJoin('placements as cur', (join) => join.onRef('cur.issue_id', '=', 'i.id').on('cur.workspace_id', '=', p.workspaceId))
     .leftJoin('pipelines as curpl', 'curpl.id', 'cur.pipeline_id')
@@ -47,6 +48,11 @@ const moveStartQuery = prepared<{ repoId: number, number: number, workspaceId: s
       't.workspace_id as target_workspace', 't.name as target_name', 'tw.name as workspace_name'])
     // The counter as this transaction sees it, in the same statement: one round trip fewer per move.
     .select((eb) => eb.selectFrom('change_counter').select('value').where('id', '=', 1).as('version'))
+    // Whether a webhook wants either event a move may make (both among the hosted four: a webhook naming none does), ditto.
+    .select((eb) => eb.exists(eb.selectFrom('webhooks as w').select('w.id').where('w.repo_id', '=', p.repoId)
+      .where(sql<boolean>`(w.events LIKE ${p.reprioritized} OR w.events IS NULL)`)).as('hooked_reprioritized'))
+    .select((eb) => eb.exists(eb.selectFrom('webhooks as w').select('w.id').where('w.repo_id', '=', p.repoId)
+      .where(sql<boolean>`(w.events LIKE ${p.transfer} OR w.events IS NULL)`)).as('hooked_transfer'))
     .where('i.repo_id', '=', p.repoId).where('i.number', '=', p.number))
 const placeQuery = prepared<{ pipelineId: string, rank: number, issueId: number, workspaceId: string }>()((db, p) =>
   db.updateTable('placements').set({ pipeline_id: p.pipelineId, position: p.rank, rank: p.rank })
@@ -283,8 +289,12 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
       await writeTransaction(db, async (trx) => {
         // Moves into one pipeline take turns: each picks its rank from the neighbours it sees.
         await lockFor(trx, `pipeline:${pipelineId}`)
-        const start = (await moveStartQuery(trx, { repoId: repo.id, number: issueNumber, workspaceId, targetId: pipelineId })).rows[0]
+        const start = (await moveStartQuery(trx, {
+          repoId: repo.id, number: issueNumber, workspaceId, targetId: pipelineId, reprioritized: namedEventPattern('issue_reprioritized'), transfer: namedEventPattern('issue_transfer')
+        })).rows[0]
         if (start === undefined) throw new NotFound(`issue ${issueNumber} not found in repository ${repo.id}`)
+        noteWebhooks(trx, repo.id, 'issue_reprioritized', Boolean(start.hooked_reprioritized))
+        noteWebhooks(trx, repo.id, 'issue_transfer', Boolean(start.hooked_transfer))
         if (start.target_workspace !== workspaceId) {
           throw new Invalid(`pipeline_id ${pipelineId} is not a pipeline of workspace ${workspaceId}`)
         }
