@@ -176,6 +176,29 @@ export type AccountOperations = ReturnType<typeof createAccountOperations>
 
 interface TakenInvite { invite: AccountLink, workspaceId: string, granted: number[] }
 
+/**
+ * Whether the invite could be used now: the checks of takeInvite (unused, unexpired, its workspace
+ * and its maker still here), without using it up.
+ */
+export async function inviteUsable (s: StoreScope, token: string): Promise<boolean> {
+  const invite = await s.accounts.link(token)
+  if (invite?.kind !== 'invite' || invite.used_at !== null || invite.expires_at <= Date.now()) return false
+  if (await s.workspaces.byId(invite.workspace_id ?? '') === undefined) return false
+  const maker = invite.created_by
+  return !maker.startsWith('user:') || await s.accounts.byLogin(maker.slice('user:'.length)) !== undefined
+}
+
+/**
+ * A user just made by a sign-in from an invite's page takes the invite, in the transaction that made
+ * them (404 or 410 when it cannot be used: the caller's transaction, and the user, are undone), so
+ * one invite makes at most one account; the workspace to open.
+ */
+export async function joinNewUser (s: StoreScope, token: string, user: User, address: string): Promise<string> {
+  const taken = await takeInvite(s, token)
+  await grantInvite(s, taken, user, address)
+  return taken.workspaceId
+}
+
 /** Uses the invite up (404 unknown, 410 used, expired, or its workspace or maker gone) and says what it may grant. */
 async function takeInvite (s: StoreScope, token: string): Promise<TakenInvite> {
   const invite = await s.accounts.takeLink(token, 'invite', Date.now())

@@ -325,17 +325,52 @@ t.test('an invite page: the providers\' buttons return to it, and an unknown ide
 
   const { answer } = await signIn(a, 'newcomer', new Browser(), path)
   t.equal(answer.statusCode, 303, answer.body)
-  t.equal(answer.headers.location, path, 'back on the invite page')
+  t.equal(answer.headers.location, `/?board=${WS_NEW}`, 'on the invite\'s board, joined')
   const cookie = sessionCookie(answer)
-  const again = await a.inject({ url: path, headers: { cookie } })
-  t.match(again.body, /<button type="submit">Join as new-comer<\/button>/)
-  t.equal((await a.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie } })).statusCode, 404, 'no permission before joining')
-  const joined = await a.inject({ method: 'POST', url: `${path}/join`, headers: { cookie, origin: PUBLIC_URL, 'content-type': 'application/x-www-form-urlencoded' }, payload: '' })
-  t.equal(joined.statusCode, 303)
-  t.equal(joined.headers.location, `/?board=${WS_NEW}`)
+  t.equal((await a.inject({ url: `/p1/repositories/${REPO}/board`, headers: { cookie } })).statusCode, 200, 'the invite\'s permission')
   t.same((await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().find((p: { login: string }) => p.login === 'new-comer'), { login: 'new-comer', permission: 'write' })
+  t.equal((await a.inject({ url: path, headers: { cookie } })).statusCode, 410, 'the invite is used up')
   const created = (await a.admin({ url: '/admin/audit?action=user.created' })).json().entries
   t.match(created, [{ target: 'user:new-comer', detail: { via: 'oidc sign-in from an invite' } }])
+  t.match((await a.admin({ url: '/admin/audit?action=invite.used' })).json().entries, [{ target: 'user:new-comer', detail: { permission: 'write', workspace_id: WS_NEW } }])
+})
+
+t.test('an existing user signing in from an invite page is not granted it: "Join as" does that', async (t) => {
+  const a = await app(t)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'write' } })).json()
+  const path = `/invite/${String(invite.url).slice(String(invite.url).lastIndexOf('/') + 1)}`
+  const first = await signIn(a, 'newcomer', new Browser(), path)
+  t.equal(first.answer.headers.location, `/?board=${WS_NEW}`)
+  const second = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'admin' } })).json()
+  const again = `/invite/${String(second.url).slice(String(second.url).lastIndexOf('/') + 1)}`
+  const { answer } = await signIn(a, 'newcomer', new Browser(), again)
+  t.equal(answer.headers.location, again, 'back on the invite page, signed in')
+  const cookie = sessionCookie(answer)
+  t.match((await a.inject({ url: again, headers: { cookie } })).body, /Join as new-comer/, 'still open')
+  t.same((await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().find((p: { login: string }) => p.login === 'new-comer'), { login: 'new-comer', permission: 'write' })
+})
+
+t.test('SIGNUP closed: one invite makes one account through the providers, and none once its maker is gone', async (t) => {
+  const a = await app(t)
+  const tokenOf = (made: { url: string }): string => `/invite/${made.url.slice(made.url.lastIndexOf('/') + 1)}`
+  const path = tokenOf((await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json())
+  const logins = async (): Promise<string[]> => (await a.admin({ url: '/admin/users' })).json().map((u: { login: string }) => u.login)
+  const before = (await logins()).length
+  const first = await signIn(a, 'mallory', new Browser(), path)
+  t.equal(first.answer.headers.location, `/?board=${WS_NEW}`)
+  t.same((await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().find((p: { login: string }) => p.login === 'user'), { login: 'user', permission: 'read' })
+  for (const who of ['mallorytwo', 'mallorythree']) {
+    const refused = await signIn(a, who, new Browser(), path)
+    t.equal(refused.answer.statusCode, 403, `${who} refused`)
+    t.match(refused.answer.body, /No account here/)
+  }
+  t.equal((await logins()).length, before + 1, 'one account, no more')
+  t.same((await a.as('alice', { url: `/invites?workspace_id=${WS_NEW}` })).json(), [], 'the invite is used')
+
+  const orphan = tokenOf((await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'write' } })).json())
+  t.equal((await a.admin({ method: 'DELETE', url: '/admin/users/alice' })).statusCode, 204)
+  t.equal((await signIn(a, 'mallorytwo', new Browser(), orphan)).answer.statusCode, 403, 'its maker is gone')
+  t.equal((await logins()).length, before, 'nobody made (alice gone)')
 })
 
 t.test('SIGNUP closed without an open invite: no return path, a forged one, or an invite used or expired before the callback, refuses the new identity', async (t) => {

@@ -6,13 +6,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { SignInConfig } from '../../config.js'
 import { ATTEMPT_MS, sessionDigest } from '../../db/sign-in/sessions.js'
-import { Forbidden } from '../../db/errors.js'
+import { Forbidden, Gone, NotFound } from '../../db/errors.js'
 import type { StoreScope } from '../../db/store.js'
 import type { User } from '../../db/users.js'
 import { EmptyBody, errorResponses } from '../../schemas/common.js'
 import { CallbackQuery, HostSignInParams, LoginQuery, Providers } from '../../schemas/sign-in.js'
 import { createIdentitiesRepository } from '../../db/issue-host/identities.js'
 import { SESSION_COOKIE } from '../core/auth.js'
+import { inviteUsable, joinNewUser } from '../../services/accounts.js'
 import { decideSignIn, loginFrom } from './decide.js'
 import { sessionProbe } from './session-probe.js'
 import { hostButtonName, hostOAuth, HostSignInRefused, type HostSignInUser } from './host.js'
@@ -36,6 +37,7 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   const store = fastify.planningStore
   const base = fastify.prefix
   const home = `${base}/`
+  const board = (workspaceId: string): string => `${home}?board=${encodeURIComponent(workspaceId)}`
   const tags = ['sign-in']
   const cookieOptions = {
     path: base === '' ? '/' : base,
@@ -78,14 +80,27 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
   }, async () => ({ providers: await providers(), token: true }))
 
   /**
-   * Whether the sign-in was started from the page of an invite that is still open, read from the
-   * attempt's stored return path (never from the callback's query) and checked now, at the callback.
+   * The token of the invite whose page the sign-in was started from, when that invite could be used
+   * now: read from the attempt's stored return path (never from the callback's query) and checked at
+   * the callback as a join would check it (unused, unexpired, its workspace and maker still here).
    */
-  const openInvite = async (s: StoreScope, returnTo: string): Promise<boolean> => {
+  const openInvite = async (s: StoreScope, returnTo: string): Promise<string | undefined> => {
     const token = returnTo.startsWith(`${base}/invite/`) ? returnTo.slice(`${base}/invite/`.length) : ''
-    if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) return false
-    const link = await s.accounts.link(token)
-    return link?.kind === 'invite' && link.used_at === null && link.expires_at > Date.now()
+    if (!/^[A-Za-z0-9_-]{1,200}$/.test(token)) return undefined
+    return await inviteUsable(s, token) ? token : undefined
+  }
+  /**
+   * Runs a callback's transaction; an invite a new user was to take that cannot be used any more (used
+   * meanwhile by another sign-in) undoes it all, and the person is refused like anyone uninvited.
+   */
+  const inviteRefused = { kind: 'refuse' as const, reason: 'the invite you came from cannot be used any more (used, expired or withdrawn)' }
+  const orRefused = async <T>(run: () => Promise<T>): Promise<T | typeof inviteRefused> => {
+    try {
+      return await run()
+    } catch (err) {
+      if (err instanceof Gone || err instanceof NotFound) return inviteRefused
+      throw err
+    }
   }
 
   fastify.post('/auth/logout', {
@@ -178,8 +193,9 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
     }
     const who = { ...provider, kind: connection.kind, platform_user_id: hostUser.id, login: hostUser.login }
 
-    const outcome = await store.transaction(async (s) => {
+    const outcome = await orRefused(async () => await store.transaction(async (s) => {
       const identities = createIdentitiesRepository(s.db)
+      const invite = await openInvite(s, attempt.return_to)
       const decision = decideSignIn({
         linked: await identities.userOf(connectionId, hostUser.id),
         byEmail: undefined,
@@ -187,31 +203,33 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
         linkByEmail: false,
         signup: opts.signup,
         hostCollaborator: await identities.collaborates(connectionId, hostUser.id),
-        invited: await openInvite(s, attempt.return_to)
+        invited: invite !== undefined
       })
       if (decision.kind === 'refuse') return decision
       await identities.named(connectionId, hostUser.id, hostUser.login)
       const address = request.ip
       let user: User
+      let to = attempt.return_to
       if (decision.kind === 'create') {
         user = await newUser(s, { loginHint: hostUser.login, emailVerified: false })
         await s.audit.record({ actor: 'system', action: 'user.created', target: `user:${user.login}`, address, detail: { via: decision.invited === true ? 'host sign-in from an invite' : `host signup (${opts.signup})` } })
         // The host's permissions for the identity become the new user's (SIGNUP=host: at least one).
         await identities.link(user.id, connectionId, hostUser.id)
         await s.audit.record({ actor: `user:${user.login}`, action: 'identity.linked', target: `user:${user.login}`, address, detail: { ...who, by: 'signup' } })
+        if (invite !== undefined) to = board(await joinNewUser(s, invite, user, address))
       } else {
         user = decision.user
       }
       const session = await s.sessions.create(user.id, 'host', lifetimes)
       await s.accounts.signedIn(user.id)
       await s.audit.record({ actor: `user:${user.login}`, action: 'sign_in.succeeded', target: `user:${user.login}`, address, detail: who })
-      return { kind: 'session' as const, session }
-    })
+      return { kind: 'session' as const, session, to }
+    }))
     if (outcome.kind === 'refuse') {
       await refused(request, 'unknown identity', `host:${connectionId}:${hostUser.id}`, who)
       return await signInPage(reply, 403, 'No account here', `You signed in as ${hostUser.login}, but ${outcome.reason}.`, home)
     }
-    return await signedIn(reply, outcome.session, attempt.return_to)
+    return await signedIn(reply, outcome.session, outcome.to)
   })
 
   if (oidc === undefined) return
@@ -250,17 +268,18 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
       return await signInPage(reply, 400, 'Sign-in failed', `The sign-in could not be completed: ${err.reason}.`, home)
     }
 
-    const outcome = await store.transaction(async (s) => {
+    const outcome = await orRefused(async () => await store.transaction(async (s) => {
       // By email: an exact match only, and never a user another subject of this issuer already is.
       let byEmail = identity.email === undefined ? undefined : await s.users.byExactEmail(identity.email)
       if (byEmail !== undefined && await s.oidcIdentities.hasIssuer(byEmail.id, identity.issuer)) byEmail = undefined
+      let invite: string | undefined
       const decision = decideSignIn({
         linked: await s.oidcIdentities.userOf(identity.issuer, identity.subject),
         byEmail,
         emailVerified: identity.emailVerified,
         linkByEmail: opts.oidcLinkByEmail,
         signup: opts.signup,
-        invited: await openInvite(s, attempt.return_to)
+        invited: (invite = await openInvite(s, attempt.return_to)) !== undefined
       })
       if (decision.kind === 'refuse') return decision
       const user = decision.kind === 'create' ? await newUser(s, identity) : decision.user
@@ -270,16 +289,17 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
         await s.oidcIdentities.link(identity.issuer, identity.subject, user.id, identity.email ?? null)
         await s.audit.record({ actor: `user:${user.login}`, action: 'identity.linked', target: `user:${user.login}`, address, detail: { provider: 'oidc', issuer: identity.issuer, subject: identity.subject, by: decision.kind === 'create' ? 'signup' : 'email' } })
       }
+      const to = decision.kind === 'create' && invite !== undefined ? board(await joinNewUser(s, invite, user, address)) : attempt.return_to
       const session = await s.sessions.create(user.id, 'oidc', lifetimes)
       await s.accounts.signedIn(user.id)
       await s.audit.record({ actor: `user:${user.login}`, action: 'sign_in.succeeded', target: `user:${user.login}`, address, detail: { provider: 'oidc', issuer: identity.issuer } })
-      return { kind: 'session' as const, session }
-    })
+      return { kind: 'session' as const, session, to }
+    }))
     if (outcome.kind === 'refuse') {
       await refuse(request, 'unknown identity', identity)
       return await signInPage(reply, 403, 'No account here', `You signed in as ${identity.email ?? identity.subject}, but ${outcome.reason}.`, home)
     }
-    return await signedIn(reply, outcome.session, attempt.return_to)
+    return await signedIn(reply, outcome.session, outcome.to)
   })
 }
 
