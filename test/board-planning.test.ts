@@ -124,6 +124,9 @@ t.test('a workspace admin sets up releases, milestones and epics from the board;
     t.equal(await reader.getByRole('button', { name }).count(), 0, `no ${String(name)} button in Settings`)
   }
   t.equal(await reader.getByRole('textbox').count(), 0, 'no field to type into in Settings')
+  const views = reader.getByRole('navigation', { name: 'Views' })
+  await views.getByRole('link', { name: 'Account' }).waitFor()
+  t.equal(await views.getByRole('link', { name: 'Administration' }).count(), 0, 'no Administration link for someone who is no administrator')
   t.same(await axe(reader), [], 'axe: no serious or critical violation in the read-only Settings')
   await reader.getByRole('link', { name: 'Epics' }).click()
   await reader.getByRole('region', { name: 'Epics' }).getByRole('button', { name: '#3 Issue 3' }).click()
