@@ -335,3 +335,20 @@ t.test('someone signed in takes an invite with "Join as": at least the invited p
   const writers = (await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().filter((p: { permission: string }) => p.permission === 'write')
   t.same(writers.map((p: { login: string }) => p.login).sort(), both[1] === 303 ? ['bob', 'carol'] : ['bob'], 'carol is write only if her take passed')
 })
+
+t.test('"Join as" takes the browser\'s session only: an API token, even read-scoped with the right Origin, is refused and grants nothing', async (t) => {
+  const a = await app(t)
+  const invite = (await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'admin' } })).json()
+  const token = (await a.as('bob', { method: 'POST', url: '/account/tokens', payload: { name: 'dash', scope: 'read' } })).json().token as string
+  const permission = async () => (await a.admin({ url: `/admin/repositories/${REPO}/permissions` })).json().find((p: { login: string }) => p.login === 'bob')
+  const before = await permission()
+  for (const credential of [{ authorization: `Bearer ${token}` }, { 'x-authentication-token': token }]) {
+    const refused = await a.inject({
+      method: 'POST', url: `/invite/${tokenOf(invite.url)}/join`, headers: { ...credential, ...origin, 'content-type': 'application/x-www-form-urlencoded' }, payload: ''
+    })
+    t.equal(refused.statusCode, 403, Object.keys(credential)[0])
+    t.match(refused.body, /an API token cannot join an invite/)
+  }
+  t.same(await permission(), before, 'bob\'s permission unchanged')
+  t.equal((await a.inject({ url: `/invite/${tokenOf(invite.url)}` })).statusCode, 200, 'the invite is still open')
+})

@@ -157,7 +157,11 @@ const accountPages: FastifyPluginAsyncTypebox<AccountPagesOptions> = async (fast
     const { token } = request.params
     const origin = fastify.planningAuth.originOf(request)
     if (request.headers.origin !== origin) return await messagePage(reply, 403, 'Refused', `A form must be sent from this server's pages (${origin}).`, home, css)
-    const user = await fastify.planningAuth.user(request)
+    // The browser's session only: an API token (of any scope) cannot take an invite for its owner.
+    if (fastify.planningAuth.tokenOf(request) !== undefined) {
+      return await messagePage(reply, 403, 'Refused', 'Joining takes the browser\'s session: an API token cannot join an invite. Open the invite link signed in.', home, css)
+    }
+    const user = fastify.planningAuth.sessionOf(request) === undefined ? null : await fastify.planningAuth.user(request)
     if (user === null) return await messagePage(reply, 401, 'Sign in first', 'You are not signed in (any more). Open the invite link again to join.', home, css)
     try {
       const done = await ops.joinAs(token, user, request.ip)
