@@ -169,6 +169,18 @@ export function createUsersRepository (db: Executor) {
         .onConflict((oc) => oc.columns(['user_id', 'repo_id']).doUpdateSet({ level })).execute()
     },
 
+    /**
+     * Gives the user at least `permission` on the repository, in one statement that never lowers
+     * what they hold: a concurrent raise committed first (PostgreSQL READ COMMITTED) is kept.
+     */
+    async raisePermission (userId: number, repoId: number, permission: PermissionName): Promise<void> {
+      const level = LEVELS[permission]
+      if (level === 0) return
+      await db.insertInto('permissions').values({ user_id: userId, repo_id: repoId, level })
+        .onConflict((oc) => oc.columns(['user_id', 'repo_id'])
+          .doUpdateSet({ level: sql<number>`CASE WHEN permissions.level < excluded.level THEN excluded.level ELSE permissions.level END` })).execute()
+    },
+
     async setPermission (userId: number, repoId: number, permission: PermissionName): Promise<void> {
       const level = LEVELS[permission]
       if (level === 0) {

@@ -213,7 +213,7 @@ async function grantInvite (s: StoreScope, taken: TakenInvite, user: User, addre
   const permission = invite.permission as PermissionName
   const held = await s.users.levels(user.id, taken.granted)
   const raised = taken.granted.filter((id) => (held.get(id) ?? 0) < LEVELS[permission])
-  for (const repoId of raised) await s.users.setPermission(user.id, repoId, permission)
+  for (const repoId of raised) await s.users.raisePermission(user.id, repoId, permission)
   await s.audit.record({
     actor: `user:${user.login}`,
     action: 'invite.used',

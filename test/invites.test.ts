@@ -5,6 +5,9 @@ import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { SetupLink } from '../app.js'
 import { TEST_DATABASE_URL, testSchema } from './pg.js'
+import { postgresKysely } from '../db/engine/postgres.js'
+import { sqliteKysely } from '../db/engine/sqlite.js'
+import { createUsersRepository } from '../db/users.js'
 import { build, buildWithSql, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD, type App } from './helper.js'
 
 const PUBLIC_URL = 'http://planning.test'
@@ -351,4 +354,30 @@ t.test('"Join as" takes the browser\'s session only: an API token, even read-sco
   }
   t.same(await permission(), before, 'bob\'s permission unchanged')
   t.equal((await a.inject({ url: `/invite/${tokenOf(invite.url)}` })).statusCode, 200, 'the invite is still open')
+})
+
+t.test('the invite\'s grant never lowers in its statement: raising to read over a later admin keeps admin, and raises where less is held', async (t) => {
+  // The repository on the database of an app (its fixture loaded), as the services call it.
+  let database: Record<string, unknown> = { database: join(t.testdir({}), 'planning.db') }
+  if (TEST_DATABASE_URL !== undefined) {
+    const { schema, drop } = await testSchema(TEST_DATABASE_URL)
+    t.teardown(drop)
+    database = { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 2 }
+  }
+  await build(t, database)
+  const db = TEST_DATABASE_URL === undefined
+    ? sqliteKysely(database.database as string).db
+    : postgresKysely({ url: TEST_DATABASE_URL, schema: database.databaseSchema as string, poolMax: 2 })
+  t.teardown(async () => await db.destroy())
+  const users = createUsersRepository(db)
+  const bob = (await users.byLogin('bob'))!
+  const level = async () => (await users.levels(bob.id, [REPO])).get(REPO)
+  await users.setPermission(bob.id, REPO, 'admin')
+  await users.raisePermission(bob.id, REPO, 'read')
+  t.equal(await level(), 3, 'admin kept')
+  await users.setPermission(bob.id, REPO, 'read')
+  await users.raisePermission(bob.id, REPO, 'write')
+  t.equal(await level(), 2, 'read raised to write')
+  await users.raisePermission(bob.id, PRIVATE_REPO, 'write')
+  t.equal((await users.levels(bob.id, [PRIVATE_REPO])).get(PRIVATE_REPO), 2, 'made where nothing was held')
 })
