@@ -292,16 +292,36 @@ function isTokenName (raw: string): boolean {
   return name.toLowerCase().startsWith('access_token')
 }
 
-/** The request URL as logged: the value of any parameter named access_token never reaches the log. */
+/** The one-use links' paths (docs/sign-in.md, "Invites and resets"): their token is the segment after. */
+const LINK_TOKEN = /(^|\/)(invite|reset|setup)\/[^/?#]+/g
+const redactLinks = (path: string): string => path.replace(LINK_TOKEN, '$1$2/[REDACTED]')
+
+/** A return_to value as logged: its invite, reset or setup token hidden, whether or not it was encoded. */
+function redactReturnTo (value: string): string {
+  let decoded = value.replaceAll('+', ' ')
+  try {
+    decoded = decodeURIComponent(decoded)
+  } catch {
+    return '[REDACTED]'
+  }
+  const redacted = redactLinks(decoded)
+  return redacted === decoded ? value : redacted
+}
+
+/**
+ * The request URL as logged: the value of any parameter named access_token, the token of an invite,
+ * reset or setup link in the path, and such a link's token in a return_to, never reach the log.
+ */
 export function redactUrl (url: string): string {
   const at = url.indexOf('?')
-  if (at === -1) return url
+  if (at === -1) return redactLinks(url)
   const query = url.slice(at + 1).split('&').map((pair) => {
     const eq = pair.indexOf('=')
     const name = eq === -1 ? pair : pair.slice(0, eq)
-    return isTokenName(name) ? `${name}=[REDACTED]` : pair
+    if (isTokenName(name)) return `${name}=[REDACTED]`
+    return eq !== -1 && name === 'return_to' ? `${name}=${redactReturnTo(pair.slice(eq + 1))}` : pair
   })
-  return `${url.slice(0, at)}?${query.join('&')}`
+  return `${redactLinks(url.slice(0, at))}?${query.join('&')}`
 }
 
 /**

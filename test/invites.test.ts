@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import { once } from 'node:events'
+import { Writable } from 'node:stream'
 import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { SetupLink } from '../app.js'
@@ -380,4 +381,24 @@ t.test('the invite\'s grant never lowers in its statement: raising to read over 
   t.equal(await level(), 2, 'read raised to write')
   await users.raisePermission(bob.id, PRIVATE_REPO, 'write')
   t.equal((await users.levels(bob.id, [PRIVATE_REPO])).get(PRIVATE_REPO), 2, 'made where nothing was held')
+})
+
+t.test('invite, reset and setup tokens never reach the request log: not in the path, not in a sign-in\'s return_to', async (t) => {
+  const lines: string[] = []
+  const logStream = new Writable({ write (chunk, _enc, done) { lines.push(String(chunk)); done() } })
+  const a = await build(t, { signIn: { publicUrl: PUBLIC_URL }, logLevel: 'info', logStream })
+  const token = tokenOf((await a.as('alice', { method: 'POST', url: '/invites', payload: { workspace_id: WS_NEW, permission: 'read' } })).json().url)
+  const reset = tokenOf((await a.admin({ method: 'POST', url: '/admin/users/bob/password-reset' })).json().url)
+  const urls = [
+    `/invite/${token}`, `/invite/${token}/join`, `/reset/${reset}`, '/setup/setup-token-x',
+    `/auth/oidc/login?return_to=/invite/${token}`, `/auth/host/1/login?x=1&return_to=${encodeURIComponent(`/invite/${token}`)}`,
+    `/auth/oidc/login?return_to=%2Freset%2F${reset}`
+  ]
+  for (const url of urls) await a.inject({ method: url.endsWith('/join') ? 'POST' : 'GET', url, headers: origin })
+  const log = lines.join('')
+  for (const secret of [token, reset, 'setup-token-x']) t.notOk(log.includes(secret), `${secret.slice(0, 6)}… absent from the log`)
+  t.match(log, '"url":"/invite/[REDACTED]"', 'the route\'s shape stays')
+  t.match(log, '"url":"/invite/[REDACTED]/join"')
+  t.match(log, '"url":"/auth/oidc/login?return_to=/invite/[REDACTED]"')
+  t.match(log, '"url":"/reset/[REDACTED]"')
 })
