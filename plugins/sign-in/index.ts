@@ -272,14 +272,14 @@ const signIn: FastifyPluginAsyncTypebox<SignInConfig> = async (fastify, opts) =>
       // By email: an exact match only, and never a user another subject of this issuer already is.
       let byEmail = identity.email === undefined ? undefined : await s.users.byExactEmail(identity.email)
       if (byEmail !== undefined && await s.oidcIdentities.hasIssuer(byEmail.id, identity.issuer)) byEmail = undefined
-      let invite: string | undefined
+      const invite = await openInvite(s, attempt.return_to)
       const decision = decideSignIn({
         linked: await s.oidcIdentities.userOf(identity.issuer, identity.subject),
         byEmail,
         emailVerified: identity.emailVerified,
         linkByEmail: opts.oidcLinkByEmail,
         signup: opts.signup,
-        invited: (invite = await openInvite(s, attempt.return_to)) !== undefined
+        invited: invite !== undefined
       })
       if (decision.kind === 'refuse') return decision
       const user = decision.kind === 'create' ? await newUser(s, identity) : decision.user
