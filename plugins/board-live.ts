@@ -27,6 +27,12 @@ interface Stream {
 }
 
 const CHUNK = 100
+/**
+ * Reads one look has in flight at once. Each title read builds 100 issues' objects and JSON; a
+ * workspace of 50,000 issues asked all 500 at once and held them together (about 200 MB of the
+ * server's memory at the stream's first look), where a few at a time cost what the page's own reads do.
+ */
+const LOOK_READS = 4
 const HEARTBEAT_MS = 25_000
 /** A stream whose reader lets this much pile up unread is closed (it reconnects and reads afresh). */
 const MAX_UNSENT = 64 * 1024
@@ -208,11 +214,12 @@ type Look = string | Refusal
  */
 async function fingerprint (fastify: FastifyInstance, prefix: string, workspace: string, auth: Record<string, string>): Promise<Look> {
   let unavailable: Refusal | undefined
-  const read = async (path: string) => {
+  const lane = lanes(LOOK_READS)
+  const read = async (path: string) => await lane(async () => {
     const res = await fastify.inject({ method: 'GET', url: prefix + path, headers: { ...auth, [INTERNAL_HEADER]: internalHeaderValue } })
     if (res.statusCode >= 500) unavailable ??= refusal(res)
     return res
-  }
+  })
   const repos = await read(`/p2/workspaces/${encodeURIComponent(workspace)}/repositories`)
   if (repos.statusCode !== 200) return refusal(repos)
   const tags = await Promise.all((repos.json<Array<{ id: number }>>()).map(async ({ id }) => {
@@ -227,6 +234,23 @@ async function fingerprint (fastify: FastifyInstance, prefix: string, workspace:
   }))
   // A look taken while the store went away is no look: it would differ from the last one for nothing.
   return unavailable ?? `${String(repos.headers.etag)}|${tags.join('|')}`
+}
+
+/** Runs the functions given to it at most `width` at a time, the rest in the order they came. */
+function lanes (width: number): <T>(run: () => Promise<T>) => Promise<T> {
+  let running = 0
+  const waiting: Array<() => void> = []
+  return async (run) => {
+    if (running >= width) await new Promise<void>((resolve) => waiting.push(resolve))
+    else running++
+    try {
+      return await run()
+    } finally {
+      // The slot passes straight to the next in line, if any.
+      const next = waiting.shift()
+      if (next === undefined) running--; else next()
+    }
+  }
 }
 
 function refusal (res: LightMyRequestResponse): Refusal {

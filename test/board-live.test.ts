@@ -101,3 +101,42 @@ t.test('closing the server ends the open streams', async (t) => {
   await ended
   t.match(alice.events.at(-1), { event: 'end', data: '{"reason":"the server is shutting down"}' })
 })
+
+t.test('a look reads a few answers at a time, however many titles the board holds', async (t) => {
+  // The look's own reads of the titles, as they start and end (a spy on the app's requests).
+  let inFlight = 0
+  let most = 0
+  const titleReads: string[] = []
+  const app = await build(t, {
+    fixture: null,
+    beforeReady: (app) => {
+      app.addHook('onRequest', async (request) => {
+        if (!request.url.includes('/issues?issue_numbers=')) return
+        titleReads.push(request.url)
+        most = Math.max(most, ++inFlight)
+      })
+      app.addHook('onResponse', async (request) => { if (request.url.includes('/issues?issue_numbers=')) inFlight-- })
+    }
+  })
+  const imported = await app.admin({
+    method: 'POST',
+    url: '/admin/import',
+    payload: {
+      users: [{ login: 'alice', token: TOKENS.alice }],
+      repositories: [7, 8].map((id) => ({ id, owner: 'o', name: `r${id}`, permissions: { alice: 'read' } })),
+      workspaces: [{ id: WS_NEW, name: 'Many', repositories: [7, 8], pipelines: [{ id: 'many', name: 'Many' }] }],
+      issues: [7, 8].flatMap((repo) => Array.from({ length: 500 }, (_, i) => ({ repo_id: repo, number: i + 1, title: `Issue ${i + 1}` })))
+    }
+  })
+  t.equal(imported.statusCode, 200)
+  const base = await listen(app)
+  const alice = await open(base, `/p2/workspaces/${WS_NEW}/live`, { 'x-authentication-token': TOKENS.alice })
+  t.teardown(() => { alice.close() })
+  t.ok(await waitFor(alice, 'ready', 1))
+  t.equal(titleReads.length, 10, 'the look read every title, 100 at a time')
+  t.ok(most <= 4, `at most 4 title reads at once (${most})`)
+  // The titles still count: one renamed out of 1,000 is a change.
+  const renamed = await app.admin({ method: 'PATCH', url: '/admin/repositories/8/issues/499', payload: { title: 'Renamed' } })
+  t.equal(renamed.statusCode, 200)
+  t.ok(await waitFor(alice, 'change', 1), 'a new title is a change')
+})
