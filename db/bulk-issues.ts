@@ -20,6 +20,8 @@ export interface BulkIssue extends NewIssue {
   body?: string
   /** who made it here (a native issue): users.id */
   creatorId?: number
+  /** the issue host's updated_at of the state held (an export's), kept as written: later deliveries older than it are stale */
+  hostUpdatedAt?: string
 }
 
 /**
@@ -157,7 +159,8 @@ export function createBulkIssues (db: Executor, events: DomainEvents | undefined
             milestone_number: issue.milestoneNumber ?? null,
             is_pull_request: issue.pullRequest === true ? 1 : 0,
             body: issue.body === undefined || issue.body === '' ? null : issue.body,
-            creator_id: issue.creatorId ?? null
+            creator_id: issue.creatorId ?? null,
+            host_updated_at: issue.hostUpdatedAt ?? null
           })))
           .returning(['id', 'repo_id', 'number']).execute()
         for (const row of inserted) ids.set(`${Number(row.repo_id)}:${Number(row.number)}`, Number(row.id))

@@ -20,9 +20,11 @@ interface HostFacts {
   is_archived: number | string
   owner_platform_id: number | string | bigint | null
   owner_kind: string | null
+  host_updated_at: string | null
 }
 const hostFacts = (r: HostFacts): Json => ({
   ...(r.created_at === null ? {} : { created_at: r.created_at }),
+  ...(r.host_updated_at === null ? {} : { host_updated_at: r.host_updated_at }),
   ...(Number(r.is_private) === 1 ? { is_private: true } : {}),
   ...(Number(r.is_archived) === 1 ? { is_archived: true } : {}),
   ...(r.owner_platform_id === null ? {} : { owner_platform_id: Number(r.owner_platform_id) }),
@@ -46,7 +48,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
     for (const u of rows) yield ['users', { id: Number(u.id), login: u.login, ...(u.email === null ? {} : { email: u.email }) }]
   }
 
-  for await (const rows of pages(page, (after) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url', 'placeholder', 'created_at', 'is_private', 'is_archived', 'owner_platform_id', 'owner_kind'])
+  for await (const rows of pages(page, (after) => db.selectFrom('repositories').select(['id', 'owner', 'name', 'html_url', 'placeholder', 'created_at', 'is_private', 'is_archived', 'owner_platform_id', 'owner_kind', 'host_updated_at'])
     .where('id', '>', after).orderBy('id').limit(page).execute())) {
     const grants = await db.selectFrom('permissions as p').innerJoin('users as u', 'u.id', 'p.user_id').select(['p.repo_id', 'u.login', 'p.level'])
       .where('p.repo_id', 'in', rows.map((r) => r.id)).orderBy('p.repo_id').orderBy('u.id').execute()
@@ -72,7 +74,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   let milestoneAfter: [number, number] = [0, 0]
   for (;;) {
     const [repo, number] = milestoneAfter
-    const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'start_date', 'due_on', 'state'])
+    const rows = await db.selectFrom('milestones').select(['repo_id', 'number', 'title', 'description', 'start_date', 'due_on', 'state', 'host_updated_at'])
       .where((eb) => eb.or([eb('repo_id', '>', repo), eb.and([eb('repo_id', '=', repo), eb('number', '>', number)])]))
       .orderBy('repo_id').orderBy('number').limit(page).execute()
     for (const m of rows) {
@@ -83,7 +85,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
         ...(m.description === null ? {} : { description: m.description }),
         ...(m.start_date === null ? {} : { start_date: m.start_date }),
         ...(m.due_on === null ? {} : { due_on: m.due_on }),
-        state: m.state
+        state: m.state,
+        ...(m.host_updated_at === null ? {} : { host_updated_at: m.host_updated_at })
       }]
     }
     if (rows.length < page) break
@@ -116,7 +119,7 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
   }
 
   for await (const rows of pages(page, (after) => db.selectFrom('issues as i').leftJoin('users as u', 'u.id', 'i.creator_id')
-    .select(['i.id', 'i.repo_id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.created_at', 'i.planning_changed_at', 'i.milestone_number', 'i.is_pull_request', 'i.body', 'u.login as creator'])
+    .select(['i.id', 'i.repo_id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.created_at', 'i.planning_changed_at', 'i.milestone_number', 'i.is_pull_request', 'i.body', 'i.host_updated_at', 'u.login as creator'])
     .where('i.id', '>', after).where('i.id', '<=', lastIssue).orderBy('i.id').limit(page).execute())) {
     const ids = rows.map((r) => r.id)
     const placements = await db.selectFrom('placements').select(['issue_id', 'workspace_id', 'pipeline_id', 'position']).where('issue_id', 'in', ids).execute()
@@ -141,6 +144,8 @@ export async function * exportRecords (db: Executor, page = EXPORT_PAGE): AsyncG
       const record: Json = { repo_id: Number(i.repo_id), number: Number(i.number), title: i.title, state: i.state, created_at: i.created_at }
       if (i.estimate !== null) record.estimate = i.estimate
       if (i.planning_changed_at !== null) record.planning_changed_at = i.planning_changed_at
+      // The issue host's time of what is held: a later delivery older than it is stale.
+      if (i.host_updated_at !== null) record.host_updated_at = i.host_updated_at
       if (i.milestone_number !== null) record.milestone_number = Number(i.milestone_number)
       if (Number(i.is_pull_request) === 1) record.pull_request = true
       if (i.body !== null) record.body = i.body

@@ -49,6 +49,7 @@ export interface RestoredRepositoryFacts {
   is_archived?: boolean
   owner_platform_id?: number
   owner_kind?: 'User' | 'Organization'
+  host_updated_at?: string
 }
 
 export interface RestoredReport {
@@ -135,10 +136,16 @@ export function createRestoreRepository (db: Executor) {
         ...(change.is_private === undefined ? {} : { is_private: change.is_private ? 1 : 0 }),
         ...(change.is_archived === undefined ? {} : { is_archived: change.is_archived ? 1 : 0 }),
         ...(change.owner_platform_id === undefined ? {} : { owner_platform_id: change.owner_platform_id }),
-        ...(change.owner_kind === undefined ? {} : { owner_kind: change.owner_kind })
+        ...(change.owner_kind === undefined ? {} : { owner_kind: change.owner_kind }),
+        ...(change.host_updated_at === undefined ? {} : { host_updated_at: change.host_updated_at })
       }
       if (Object.keys(set).length === 0) return
       await db.updateTable('repositories').set(set).where('id', '=', repoId).execute()
+    },
+
+    /** The issue host's updated_at of a milestone as held (an export's, kept as written, as deliveries' are): older deliveries of it are stale. */
+    async setMilestoneHostTime (repoId: number, number: number, at: string): Promise<void> {
+      await db.updateTable('milestones').set({ host_updated_at: at }).where('repo_id', '=', repoId).where('number', '=', number).execute()
     },
 
     async setPlanningChangedAt (id: number, at: string): Promise<void> {

@@ -43,6 +43,7 @@ export const Fixture = Type.Object({
     is_archived: Type.Optional(Type.Boolean({ description: 'archived on its issue host' })),
     owner_platform_id: Type.Optional(PositiveInt),
     owner_kind: Type.Optional(Type.Union([Type.Literal('User'), Type.Literal('Organization')], { description: 'what its owner is on the issue host' })),
+    host_updated_at: Type.Optional(Type.String({ format: 'date-time', description: 'the issue host\'s updated_at of what is held: a later delivery older than it is stale' })),
     permissions: Type.Optional(Type.Record(Type.String(), PermissionName)),
     labels: Type.Optional(Type.Array(FixtureLabel, { maxItems: 1000, description: 'labels made here (GraphQL createGithubLabel); issues carry the labels they wear' }))
   }, { additionalProperties: false }))),
@@ -53,7 +54,8 @@ export const Fixture = Type.Object({
     description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
     start_date: Type.Optional(Type.String({ format: 'date-time' })),
     due_on: Type.Optional(Type.Union([Type.String({ minLength: 10, maxLength: 40, description: 'ISO 8601 date-time or YYYY-MM-DD' }), Type.Null()])),
-    state: Type.Optional(IssueState)
+    state: Type.Optional(IssueState),
+    host_updated_at: Type.Optional(Type.String({ format: 'date-time', description: 'the issue host\'s updated_at of what is held: a later delivery older than it is stale' }))
   }, { additionalProperties: false }))),
   issues: Type.Optional(Type.Array(Type.Object({
     repo_id: PositiveInt,
@@ -72,6 +74,7 @@ export const Fixture = Type.Object({
       description: 'pipeline (id or name) per workspace id; default: the workspace\'s first pipeline'
     })),
     planning_changed_at: Type.Optional(DateTime),
+    host_updated_at: Type.Optional(Type.String({ format: 'date-time', description: 'the issue host\'s updated_at of what is held: a later delivery older than it is stale' })),
     positions: Type.Optional(Type.Record(Type.String(), Rank, {
       description: 'the position in its pipeline per workspace id (the board\'s `position`); default: unprioritized'
     })),

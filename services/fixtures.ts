@@ -102,6 +102,7 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
     await at(`milestones[${i}]`, async () => {
       await tx.repositories.createMilestone(m.repo_id, m.number, m.title, { due_on: m.due_on, state: m.state, description: m.description })
       if (m.start_date !== undefined) await tx.milestones.setStartDate(m.repo_id, m.number, m.start_date)
+      if (m.host_updated_at !== undefined) await restore.setMilestoneHostTime(m.repo_id, m.number, m.host_updated_at)
     })
   }
   for (const [i, { own_repository_id: own, ...w }] of (fixture.workspaces ?? []).entries()) {
@@ -127,8 +128,8 @@ async function write (tx: StoreScope, fixture: Fixture, progress?: FixtureProgre
         authors.set(issue.creator, creatorId)
       }
       const { repo_id: repoId, number, title, state, plus_ones: plusOnes, pipelines, estimate } = issue
-      const { milestone_number: milestone, pull_request: pullRequest, created_at: createdAt, labels, assignees, body } = issue
-      const more = { pullRequest, createdAt, labels, assignees, body, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
+      const { milestone_number: milestone, pull_request: pullRequest, created_at: createdAt, labels, assignees, body, host_updated_at: hostUpdatedAt } = issue
+      const more = { pullRequest, createdAt, labels, assignees, body, hostUpdatedAt, ...(milestone === undefined ? {} : { milestoneNumber: milestone }) }
       batch.push({ repoId, number, title, state, authorId, plusOnes, pipelines, estimate, ...more, ...(creatorId === undefined ? {} : { creatorId }) })
     }
     await at('', async () => await bulk.create(batch, start, (i) => `issues[${i}]`))

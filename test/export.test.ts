@@ -8,6 +8,8 @@ import { build, testFixture, type App, OTHER_REPO, P, PRIVATE_REPO, REPO, WS_NEW
 import { adminAnswers, plan, planningAnswers } from './planning-answers.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql } from './gql.js'
+import { createRequire } from 'node:module'
+import { deliver, SECRET } from './deliveries.js'
 
 const REPOS = [REPO, OTHER_REPO, PRIVATE_REPO]
 
@@ -266,6 +268,50 @@ t.test('the reports\' history comes along: states, milestones and release member
   })
   t.equal(refused.statusCode, 400)
   t.match(refused.json().message, /release_reports\[0\].*not in the report's repositories/)
+})
+
+// GitHub's published example payloads: Codertocat/Hello-World, its issue #1 and milestone #1.
+const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{ name: string, examples: Array<Record<string, any>> }>
+const example = (name: string, action: string): Record<string, any> =>
+  structuredClone(examples.find((e) => e.name === name)!.examples.find((x) => x.action === action)!)
+const HELLO = 186853002
+
+t.test('the issue host\'s times of what is held come along: repository, milestone, issue', async (t) => {
+  const source = await build(t, { webhooks: { worker: false } })
+  const connection = await source.admin({ method: 'POST', url: '/admin/connections', payload: { kind: 'github', secret: SECRET } })
+  const id = connection.json().id as string
+  const milestone = example('milestone', 'created')
+  milestone.milestone.updated_at = '2030-02-01T00:00:00Z'
+  milestone.repository.updated_at = '2030-01-01T00:00:00Z'
+  t.same((await deliver(source, id, 'milestone', milestone)).json(), { result: 'handled' })
+  const issue = example('issues', 'opened')
+  issue.issue.updated_at = '2030-03-01T00:00:00Z'
+  t.same((await deliver(source, id, 'issues', issue)).json(), { result: 'handled' })
+  await source.admin({ method: 'PUT', url: `/admin/repositories/${HELLO}/permissions/alice`, payload: { permission: 'read' } })
+
+  const backup = await exported(source)
+  t.equal(backup.repositories.find((r: any) => r.id === HELLO).host_updated_at, '2030-01-01T00:00:00Z', 'the repository\'s, as the host sent it')
+  t.equal(backup.milestones.find((m: any) => m.repo_id === HELLO).host_updated_at, '2030-02-01T00:00:00Z', 'the milestone\'s')
+  t.equal(backup.issues.find((i: any) => i.repo_id === HELLO && i.number === 1).host_updated_at, '2030-03-01T00:00:00Z', 'the issue\'s')
+  t.notOk('host_updated_at' in backup.issues.find((i: any) => i.repo_id === REPO), 'an issue the host never described has none')
+
+  const read = `{ issueByInfo(repositoryGhId: ${HELLO}, issueNumber: 1) { ghUpdatedAt updatedAt repository { updatedAt } } }`
+  const before = await gql(source, 'alice', read)
+  t.same(before.data.issueByInfo, { ghUpdatedAt: '2030-03-01T00:00:00.000Z', updatedAt: '2030-03-01T00:00:00.000Z', repository: { updatedAt: '2030-01-01T00:00:00.000Z' } }, 'GraphQL shows the host\'s times')
+  const target = await build(t, { fixture: null })
+  const imported = await target.admin({ method: 'POST', url: '/admin/import', payload: withTokens(backup) })
+  t.equal(imported.statusCode, 200, imported.body)
+  t.same(await exported(target), backup, 'the target exports the same file, the times included')
+  t.same(await gql(target, 'alice', read), before, 'and GraphQL answers the same')
+
+  // An export from before the times were carried still imports: the host's times are unknown, the creation stands in.
+  const strip = ({ host_updated_at: _time, ...rest }: any) => rest
+  const old = { ...withTokens(backup), repositories: backup.repositories.map(strip), milestones: backup.milestones.map(strip) }
+  old.issues = backup.issues.map(strip)
+  const older = await build(t, { fixture: null })
+  t.equal((await older.admin({ method: 'POST', url: '/admin/import', payload: old })).statusCode, 200)
+  t.notOk('host_updated_at' in (await exported(older)).issues.find((i: any) => i.repo_id === HELLO), 'none held')
+  t.equal((await gql(older, 'alice', read)).data.issueByInfo.ghUpdatedAt, backup.issues.find((i: any) => i.repo_id === HELLO).created_at)
 })
 
 t.test('a fixture naming what it cannot hold is refused whole', async (t) => {
