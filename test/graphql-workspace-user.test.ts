@@ -1,10 +1,10 @@
 import t from 'tap'
-import { build, buildWithSql, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P } from './helper.js'
+import { build, buildWithSql, METRICS_TOKEN, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql, type Gql } from './gql.js'
 
 // One app for most of the file; the tests run in order and build on each other.
-const { app, sql } = await buildWithSql(t)
+const { app, sql } = await buildWithSql(t, { metricsToken: METRICS_TOKEN })
 const code = (r: Gql) => r.errors?.[0]?.extensions.code
 const issueId = async (repo: number, n: number): Promise<string> => (await gql(app, 'alice', `{ issueByInfo(repositoryGhId: ${repo}, issueNumber: ${n}) { id } }`)).data.issueByInfo.id
 const ITEM = '__typename ... on Issue { id number title state repository { name ownerName } } ... on ZenhubEpic { id title epicState: state }'
@@ -140,6 +140,34 @@ t.test('favorite workspaces: per user, persisted, shown to nobody else; NOT_FOUN
 
   t.equal(code(await favorite('dave', WS_OLD)), 'NOT_FOUND', 'a workspace dave cannot see')
   t.equal(code(await favorite('dave', 'ffffffffffffffffffffffff')), 'NOT_FOUND')
+})
+
+t.test('a favorite moves no change counter: other kept answers are sent again, the answers showing favorites follow', async (t) => {
+  const counter = async () => Number((await sql('SELECT value FROM change_counter WHERE id = 1'))[0].value)
+  const hits = async () => {
+    const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    return Number(/^planning_graphql_cache_hits_total (\d+)/m.exec(res.body)?.[1])
+  }
+  const BOARD = `query Board { searchIssuesByPipeline(pipelineId: "${P.todo}", filters: {}, first: 10) { nodes { number } } }`
+  const board = (await gql(app, 'bob', BOARD)).data
+  t.same(await listed('bob'), { Engineering: false, Roadmap: true }, 'kept with what it read')
+  const before = await counter()
+  await favorite('bob', WS_OLD)
+  t.equal(await counter(), before, 'setting one leaves the counter')
+  let at = await hits()
+  t.same((await gql(app, 'bob', BOARD)).data, board)
+  t.equal(await hits(), at + 1, 'the kept board answer is sent again')
+  at = await hits()
+  t.same(await listed('bob'), { Engineering: true, Roadmap: true }, 'the kept list is made again: it shows the new favorite')
+  t.equal(await hits(), at, 'not sent from what was kept')
+  t.same(await listed('bob'), { Engineering: true, Roadmap: true })
+  t.equal(await hits(), at + 1, 'and kept again')
+  t.same(await favorites('bob'), ['Roadmap', 'Engineering'])
+  await favorite('bob', WS_OLD, 'deleteWorkspaceFavorite')
+  t.equal(await counter(), before, 'removing one leaves it too')
+  t.same(await listed('bob'), { Engineering: false, Roadmap: true })
+  t.same(await favorites('bob'), ['Roadmap'], 'the favorites list follows')
+  t.same(await listed('carol'), { Engineering: false, Roadmap: false }, 'nobody else\'s')
 })
 
 t.test('recently viewed workspaces: workspace(id) and setWorkspaceViewedNow record, at most once a minute, the last 20 kept, own views only, never kept as an answer', async (t) => {

@@ -5,7 +5,7 @@ import { CommittedWrites } from './committed-writes.js'
  * whose data it shows (undefined: any write may change it); `viewed`, the workspaces a GraphQL
  * answer opened (recorded as viewed each time it is sent).
  */
-export interface Entry { version: number, body: Buffer, etag: string, bytes: number, repoId?: number, viewed?: readonly string[] }
+export interface Entry { version: number, body: Buffer, etag: string, bytes: number, repoId?: number, viewed?: readonly string[], favorites?: string }
 
 /** What an entry costs beyond its bytes and key: the entry object, its tag, the map's slot. */
 export const ENTRY_OVERHEAD = 256

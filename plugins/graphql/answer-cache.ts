@@ -8,7 +8,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 export interface AnswerKey { userId: number, scope: string, query: string, variables?: Record<string, unknown> | null, operationName?: string | null }
 
 /** What a document being run will answer: its bytes when they were kept, else undefined. */
-interface Shared { body: Buffer, viewed?: readonly string[] }
+interface Shared { body: Buffer, viewed?: readonly string[], favorites?: string }
 interface Running { version: number, answer: Promise<Shared | undefined>, settle: (shared: Shared | undefined) => void }
 
 /** The version a miss runs its document at and its key; `running` when others asking the same wait for it. */
@@ -22,9 +22,12 @@ export interface Miss { version: number, key: string, running?: Running }
  * that did not read the clock (a sprint's state moves with time, not with writes) are kept.
  * Requests that miss while the same key is being run at the same version wait for that run and send
  * its answer: after a write, 50 clients polling one page run it once, not 50 times side by side.
+ * The viewer's favorites change without moving the counter: an answer that read them is sent again
+ * only while `favoritesOf` the viewer is what it read (one small read instead of the document).
  */
 type OnViewed = (request: FastifyRequest, userId: number, workspaceIds: readonly string[]) => Promise<void>
-export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onViewed?: OnViewed) {
+type FavoritesOf = (userId: number) => Promise<string>
+export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onViewed?: OnViewed, favoritesOf?: FavoritesOf) {
   const entries = new ReadCache(Math.round(megabytes * 1024 * 1024))
   const running = new Map<string, Running>()
   const keyOf = (k: AnswerKey): string => createHash('sha256')
@@ -35,6 +38,9 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
     await reply.status(200).type(JSON_TYPE).send(shared.body)
   }
 
+  const current = async (userId: number, shared: Shared): Promise<boolean> =>
+    shared.favorites === undefined || favoritesOf === undefined || await favoritesOf(userId) === shared.favorites
+
   return {
     stats: entries.stats,
     /** The version to build at and the key; sends the kept (or just made) answer and returns undefined when there is one. */
@@ -42,18 +48,18 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
       const version = fastify.planningVersionNow(request) ?? await fastify.planningVersion(request)
       const hashed = keyOf(key)
       const entry = entries.get(hashed, version)
-      if (entry !== undefined) {
+      if (entry !== undefined && await current(key.userId, entry)) {
         await send(request, reply, key.userId, entry)
         return undefined
       }
       const ahead = running.get(hashed)
       if (ahead !== undefined && ahead.version === version) {
         const shared = await ahead.answer
-        if (shared !== undefined) {
+        if (shared !== undefined && await current(key.userId, shared)) {
           await send(request, reply, key.userId, shared)
           return undefined
         }
-        // not keepable (an error, the clock, the request's host): every request runs it itself
+        // not keepable (an error, the clock, the request's host) or favorites changed since: every request runs it itself
         entries.stats.misses++
         return { version, key: hashed }
       }
@@ -64,12 +70,13 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
       if (ahead === undefined || ahead.version < version) running.set(hashed, run)
       return { version, key: hashed, running: run }
     },
-    keep (at: Miss, body: string, viewed?: readonly string[]): void {
+    keep (at: Miss, body: string, viewed?: readonly string[], favorites?: string): void {
       const bytes = Buffer.from(body)
-      at.running?.settle({ body: bytes, ...(viewed === undefined ? {} : { viewed }) })
+      const read = { ...(viewed === undefined ? {} : { viewed }), ...(favorites === undefined ? {} : { favorites }) }
+      at.running?.settle({ body: bytes, ...read })
       const previous = entries.peek(at.key)
       if (previous !== undefined && previous.version > at.version) return
-      entries.set(at.key, { version: at.version, body: bytes, etag: '', bytes: bytes.length + 2 * at.key.length + ENTRY_OVERHEAD, ...(viewed === undefined ? {} : { viewed }) })
+      entries.set(at.key, { version: at.version, body: bytes, etag: '', bytes: bytes.length + 2 * at.key.length + ENTRY_OVERHEAD, ...read })
     },
     /** The run is over, kept or not: requests still waiting for it go on. */
     finish (at: Miss): void {

@@ -28,6 +28,8 @@ export interface GraphContext {
   wrote?: boolean
   /** set when the answer shows what changes without moving the change counter (the viewer's recent workspaces) */
   unkept?: boolean
+  /** the viewer's favorites as read (db/workspace-favorites.ts `favoritesStamp`): a kept answer is sent again only while they are the same */
+  favorites?: string
   /** workspaces `workspace(id)` opened: recorded as viewed again whenever a kept answer of this document is sent */
   viewed?: string[]
 }

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import mercurius from 'mercurius'
 import { readFileSync } from 'node:fs'
 import { createGraphReads } from '../../db/graph-reads.js'
+import { favoritesStamp } from '../../db/workspace-favorites.js'
 import { createHostIssues } from '../../services/host-issues.js'
 import { RATE_LIMITED } from '../core/rate-limit.js'
 import { errorReply } from '../core/errors.js'
@@ -61,7 +62,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
   // A kept answer that opened workspaces records them as viewed again (db/workspace-views.ts bounds the writes).
   const answers = graphqlAnswers(fastify, opts.answerCacheMb ?? 16, async (request, userId, workspaceIds) => {
     for (const id of workspaceIds) await fastify.planningStore.workspaceViews.record(userId, id).catch((err: unknown) => { request.log.warn({ err }, 'a workspace view was not recorded') })
-  })
+  }, async (userId) => favoritesStamp(await fastify.planningStore.workspaceFavorites.of(userId)))
   if (fastify.hasDecorator('planningMetrics')) fastify.planningMetrics.graphqlCache.stats = () => answers.stats
   // A mutation's fields mark the request: its answer is never kept.
   const mutations = Object.fromEntries(Object.entries({ ...mutationResolvers, ...workspaceUserWrites }).map(([name, resolve]) => [name,
@@ -166,7 +167,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
       const body = JSON.stringify(formatResult(result, request))
       const keepable = context.wrote !== true && context.clockRead !== true && context.hostRead !== true && context.unkept !== true
-      if (result.errors === undefined && keepable) answers.keep(kept, body, context.viewed)
+      if (result.errors === undefined && keepable) answers.keep(kept, body, context.viewed, context.favorites)
       return await reply.status(200).type('application/json; charset=utf-8').send(body)
     } catch (err) {
       const errors = (err as { errors?: Error[] }).errors

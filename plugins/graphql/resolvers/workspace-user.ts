@@ -1,5 +1,5 @@
 import { NotFound } from '../../../db/errors.js'
-import type { WorkspaceFavorite } from '../../../db/workspace-favorites.js'
+import { favoritesStamp, type WorkspaceFavorite } from '../../../db/workspace-favorites.js'
 import type { GraphContext } from '../context.js'
 import { listConnection, type PageArgs } from '../connections.js'
 import { encodeId, repoOfGhId } from '../ids.js'
@@ -26,6 +26,13 @@ export async function viewed (ctx: Ctx, workspaceId: string): Promise<void> {
   } catch (err) {
     ctx.request.log.warn({ err }, 'a workspace view was not recorded')
   }
+}
+
+/** The viewer's favorites, noted on the context: a kept answer showing them is sent again only while they stay the same. */
+async function myFavorites (ctx: Ctx): Promise<WorkspaceFavorite[]> {
+  const rows = await ctx.store.workspaceFavorites.of(ctx.user.id)
+  ctx.favorites = favoritesStamp(rows)
+  return rows
 }
 
 /** The viewer's visible workspaces by id, in one read. */
@@ -85,7 +92,7 @@ export const workspaceUserResolvers = {
     /** The viewer's own favorites among the workspaces they can see; nobody else's are ever shown. */
     workspaceFavorites: async (u: { id: number }, args: PageArgs, ctx: Ctx) => {
       if (u.id !== ctx.user.id) return listConnection([], () => '', args)
-      const [rows, visible] = await Promise.all([ctx.store.workspaceFavorites.of(ctx.user.id), visibleById(ctx)])
+      const [rows, visible] = await Promise.all([myFavorites(ctx), visibleById(ctx)])
       const list = rows.flatMap((r) => {
         const w = visible.get(r.workspace_id)
         return w === undefined ? [] : [favoriteObject(r, w)]
@@ -104,7 +111,7 @@ export const workspaceUserLoaders = {
   Workspace: {
     /** One read of the viewer's favorites for a whole page of workspaces. */
     async isFavorite (queries: Array<Query<WorkspaceObject>>, ctx: Ctx) {
-      const mine = new Set((await ctx.store.workspaceFavorites.of(ctx.user.id)).map((f) => f.workspace_id))
+      const mine = new Set((await myFavorites(ctx)).map((f) => f.workspace_id))
       return queries.map((q) => mine.has(q.obj.id))
     }
   }
