@@ -123,7 +123,7 @@ t.test('a look reads a few answers at a time, however many titles the board hold
     url: '/admin/import',
     payload: {
       users: [{ login: 'alice', token: TOKENS.alice }],
-      repositories: [7, 8].map((id) => ({ id, owner: 'o', name: `r${id}`, permissions: { alice: 'read' } })),
+      repositories: [7, 8].map((id) => ({ id, owner: 'o', name: `r${id}`, permissions: { alice: 'write' } })),
       workspaces: [{ id: WS_NEW, name: 'Many', repositories: [7, 8], pipelines: [{ id: 'many', name: 'Many' }] }],
       issues: [7, 8].flatMap((repo) => Array.from({ length: 500 }, (_, i) => ({ repo_id: repo, number: i + 1, title: `Issue ${i + 1}` })))
     }
@@ -135,8 +135,20 @@ t.test('a look reads a few answers at a time, however many titles the board hold
   t.ok(await waitFor(alice, 'ready', 1))
   t.equal(titleReads.length, 10, 'the look read every title, 100 at a time')
   t.ok(most <= 4, `at most 4 title reads at once (${most})`)
-  // The titles still count: one renamed out of 1,000 is a change.
-  const renamed = await app.admin({ method: 'PATCH', url: '/admin/repositories/8/issues/499', payload: { title: 'Renamed' } })
+  await sleep(1500)
+  t.equal(titleReads.length, 10, 'with nothing written, the next look reads no title again')
+  // A write to one repository (an estimate: its board) has only that repository's titles read again.
+  titleReads.length = 0
+  const written = await app.as('alice', { method: 'PUT', url: '/p1/repositories/8/issues/499/estimate', payload: { estimate: 3 } })
+  t.equal(written.statusCode, 200)
+  t.ok(await waitFor(alice, 'change', 1), 'an estimate is a change')
+  t.same([...new Set(titleReads.map((url) => url.split('/issues?')[0]))], ['/p1/repositories/8'], 'the look read only the written repository\'s titles again')
+  t.equal(titleReads.length, 5)
+  // The titles still count: one renamed out of 1,000, in either repository, is a change.
+  const renamed = await app.admin({ method: 'PATCH', url: '/admin/repositories/7/issues/499', payload: { title: 'Renamed' } })
   t.equal(renamed.statusCode, 200)
-  t.ok(await waitFor(alice, 'change', 1), 'a new title is a change')
+  t.ok(await waitFor(alice, 'change', 2), 'a new title is a change')
+  const other = await app.admin({ method: 'PATCH', url: '/admin/repositories/8/issues/1', payload: { title: 'Renamed too' } })
+  t.equal(other.statusCode, 200)
+  t.ok(await waitFor(alice, 'change', 3), 'a new title in the other repository is a change')
 })
