@@ -80,6 +80,8 @@ export class BoardModels {
   private readonly models = new Map<string, Model>()
   private readonly turns = new Map<string, Promise<unknown>>()
   private cards = 0
+  /** Boards read whole and boards patched, since start (tests and measurements tell the two apart by them). */
+  readonly counts = { whole: 0, patched: 0 }
 
   constructor (private readonly db: Executor) {}
 
@@ -108,6 +110,7 @@ export class BoardModels {
         if (!patched) this.forget(key)
       }
       if (patched) {
+        this.counts.patched++
         // Counted only while it is kept: another board's keep may have let it go meanwhile.
         if (this.models.get(key) === kept) this.cards += kept.where.size - cards
         return kept
@@ -166,6 +169,7 @@ export class BoardModels {
 
   /** The whole board in two statements; consistent when both saw the same version. */
   private async read (workspaceId: string, repoId: number): Promise<{ model: Model, consistent: boolean }> {
+    this.counts.whole++
     const pipelines = (await pipelinesQuery(this.db, { workspaceId })).rows
     const { rows } = await rowsQuery(this.db, { workspaceId, repoId })
     const columns = pipelines.map((p): Column => ({ id: p.id, name: p.name, cards: [] }))

@@ -277,6 +277,9 @@ export function createBoardsRepository (db: Executor, events: DomainEvents) {
       return await models.board(workspaceId, repoId, at)
     },
 
+    /** How many boards were read whole, and how many kept ones patched, since start. */
+    modelCounts: () => ({ ...models.counts }),
+
     /** A page of that board with each pipeline's totals (docs/api.md, "Paged boards"). */
     async boardPage (workspaceId: string, repoId: number, page: BoardPage): Promise<Board> {
       return await buildPage(workspaceId, repoId, page)

@@ -10,7 +10,7 @@ import { Conflict, Invalid, NotFound } from './errors.js'
 import { nowIso } from './ids.js'
 import { prepared } from './engine/prepared.js'
 import { placedEventRow, placementRow } from './first-placement.js'
-import { notedEvents, type Executor } from './engine/transaction.js'
+import { notedEvents, reached, type Executor } from './engine/transaction.js'
 
 export type Repository = Static<typeof AdminRepository>
 
@@ -213,6 +213,8 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
         .returning('id').executeTakeFirst()
       if (inserted === undefined) return undefined
       const { id } = inserted
+      // Its placements are rows of this repository's boards (open or not: a closed one is on none).
+      reached(db, repoId, [id])
       await recordState(db, id, state, now)
       if (issue.milestoneNumber !== undefined) await recordMilestone(db, id, repoId, issue.milestoneNumber, now)
       for (const at of issue.plusOnes ?? []) await db.insertInto('plus_ones').values({ issue_id: id, created_at: at }).execute()
@@ -244,6 +246,8 @@ export function createRepositoriesRepository (db: Executor, events?: DomainEvent
     /** Retitles, closes (off every board) or reopens (back to its last pipeline at once). */
     async updateIssue (repoId: number, number: number, change: IssueChange): Promise<IssueRow> {
       const issue = await requireIssue(db, repoId, number)
+      // A title and a milestone are on no board row; a close or reopen takes the issue off or puts it back.
+      reached(db, repoId, change.state !== undefined && change.state !== issue.state ? [issue.id] : [])
       if (change.title !== undefined) await db.updateTable('issues').set({ title: change.title }).where('id', '=', issue.id).execute()
       const milestone = change.milestone_number
       if (milestone !== undefined && milestone !== (issue.milestone_number === null ? null : Number(issue.milestone_number))) {

@@ -77,8 +77,12 @@ export type StoreScope = ReturnType<typeof repositories>
 
 export interface PlanningStore extends StoreScope {
   events: DomainEvents
-  /** Runs `fn` with every repository bound to one write transaction: all of it commits, or none. */
-  transaction: <T>(fn: (scope: StoreScope) => Promise<T>) => Promise<T>
+  /**
+   * Runs `fn` with every repository bound to one write transaction: all of it commits, or none.
+   * `repositories` and `boardRows` are `writeTransaction`'s: the reach the caller knows, which the
+   * parts add to (`reached`); without them the write may change anything.
+   */
+  transaction: <T>(fn: (scope: StoreScope) => Promise<T>, repositories?: readonly number[], boardRows?: readonly number[]) => Promise<T>
 }
 
 /** The store behind `fastify.planningStore`: built once per database. */
@@ -86,7 +90,7 @@ export function createStore (db: Executor, events: DomainEvents, secrets = new S
   return {
     ...repositories(db, events, secrets),
     events,
-    transaction: async (fn) => await writeTransaction(db, async (trx) => await fn(repositories(trx, events, secrets)))
+    transaction: async (fn, reach, boardRows) => await writeTransaction(db, async (trx) => await fn(repositories(trx, events, secrets)), reach, boardRows)
   }
 }
 

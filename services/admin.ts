@@ -80,11 +80,11 @@ export function createAdminOperations (store: PlanningStore) {
       const authorId = issue.author === undefined ? undefined : (await s.users.requireLogin(issue.author)).id
       const { milestone_number: milestoneNumber, pull_request: pullRequest, ...rest } = issue
       return issueShape(await s.repositories.createIssue(repoId, { ...rest, authorId, milestoneNumber, pullRequest }))
-    }),
+    }, [repoId], []),
     updateIssue: async (repoId: number, number: number, change: IssueChange) => await tx(async (s) => {
       await s.repositories.requireRepository(repoId)
       return issueShape(await s.repositories.updateIssue(repoId, number, change))
-    }),
+    }, [repoId], []),
     createMilestone: async (repoId: number, number: number, title: string, fields: Omit<MilestoneFields, 'title'> = {}) =>
       await tx(async (s) => await s.repositories.createMilestone(repoId, number, title, fields)),
     updateMilestone: async (repoId: number, number: number, fields: MilestoneFields) =>

@@ -33,7 +33,9 @@ export interface Landing { user: User, pipelineId: string, position: MovePositio
  * Acting on the issue host from here (docs/connections.md, "Acting on the host"): the host is
  * written first and answers for it (502/504 when it refuses or hangs, nothing changed here), then
  * the local state follows in one transaction. A repository with no connection is changed here only;
- * one whose connection has no token cannot be written (409).
+ * one whose connection has no token cannot be written (409). Each transaction is confined to the
+ * repository, and the steps name the board rows they change (a close or reopen its issue's, a move
+ * its own), so a board kept in memory reads only those again.
  */
 export function createHostIssues (store: PlanningStore, options: HostCallOptions = {}) {
   // One deadline for all the host calls of one operation, so a write needing several calls
@@ -93,7 +95,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
           await createBoardsRepository(tx.db, store.events).move(user, workspaceId, repo, issue.number, input.pipeline_id, input.position ?? 'top')
         }
         if (input.estimate !== undefined) await tx.issues.setEstimate(user, repo, issue.number, input.estimate)
-      })
+      }, [repo.id], [])
       return issue.number
     },
 
@@ -112,7 +114,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
         if (landing !== undefined && workspaceId !== undefined) {
           await createBoardsRepository(tx.db, store.events).move(landing.user, workspaceId, repo, number, landing.pipelineId, landing.position)
         }
-      })
+      }, [repo.id], [])
     },
 
     async edit (repo: Repository, number: number, change: IssueEdit): Promise<void> {
@@ -143,7 +145,7 @@ export function createHostIssues (store: PlanningStore, options: HostCallOptions
         const sync = createHostSync(tx.db, { id: host?.connection.id ?? '', kind: host?.connection.kind ?? 'github' }, store.events)
         await sync.issue({ id: repo.id, owner: repo.owner, name: repo.name, host_updated_at: null }, { ...issue, updated_at: null })
         if (issue.updated_at !== null) await tx.db.updateTable('issues').set({ host_updated_at: issue.updated_at }).where('id', '=', existing.id).execute()
-      })
+      }, [repo.id], [])
     }
   }
 }

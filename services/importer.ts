@@ -152,7 +152,7 @@ export class Importer {
     politeness(octokit, signal, this.options.maxWaitMs ?? MAX_WAIT_MS)
     const [owner, repo] = start.repository.split('/')
     const sync = async <T>(fn: (s: ReturnType<typeof createHostSync>) => Promise<T>): Promise<T> =>
-      await this.store.transaction(async (tx) => await fn(createHostSync(tx.db, connection, this.store.events)))
+      await this.store.transaction(async (tx) => await fn(createHostSync(tx.db, connection, this.store.events)), [], [])
     const paged = async (route: string, stage: string, each: (rows: Json[]) => Promise<Partial<ImportRow>>): Promise<void> => {
       let job = await connections.requireImport(start.id)
       if (stage !== job.stage) return

@@ -254,9 +254,10 @@ export async function handleDelivery (
     }
   const planned = await plan(connection, event, payload, askBound, ownAccount, lookupRepository)
   if (typeof planned !== 'function' && planned.outcome === 'ignored') return planned
+  // Confined to what the sync's steps say they reached (a close names its issue's board row).
   return await store.transaction(async (tx) => {
     if (deliveryId !== undefined && !await createConnectionsRepository(tx.db).firstDelivery(tx.db, connection.id, deliveryId)) return { outcome: 'duplicate' }
     if (typeof planned !== 'function') return planned
     return await planned(createHostSync(tx.db, connection, store.events))
-  })
+  }, [], [])
 }

@@ -76,6 +76,29 @@ export function notedEvents (trx: Executor): void {
 }
 const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_counter').select('value').where('id', '=', 1))
 
+/** What the parts of a write added to the reach its transaction declared: undefined once one may change anything (or did not say its rows). */
+interface Reach { repositories: number[] | undefined, boardRows: number[] | undefined }
+const reaches = new WeakMap<object, Reach>()
+
+/**
+ * Adds to what the write transaction `trx` declared of its reach (`writeTransaction`'s
+ * `repositories` and `boardRows`): repository `repoId`, on whose boards the write changed the rows
+ * of `boardRows` (undefined: not said, such a board is read whole; empty: none). `repoId` undefined:
+ * the write may change anything, and every kept answer goes after it. A transaction that declared
+ * nothing already reaches anything: this changes nothing then.
+ */
+export function reached (trx: Executor, repoId: number | undefined, boardRows?: readonly number[]): void {
+  const reach = reaches.get(trx)
+  if (reach === undefined) return
+  if (repoId === undefined) {
+    reach.repositories = undefined
+    return
+  }
+  if (reach.repositories !== undefined && !reach.repositories.includes(repoId)) reach.repositories.push(repoId)
+  if (boardRows === undefined) reach.boardRows = undefined
+  else reach.boardRows?.push(...boardRows)
+}
+
 /**
  * Runs `fn` in one write transaction (or in the caller's, when `db` is one already) and bumps the
  * change counter with it, so every write moves the version that cached reads compare with,
@@ -86,23 +109,35 @@ const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_
  * `repositories`, when given, promises that the write changes nothing a cached read of another
  * repository shows (no pipeline, workspace, user or permission): this process then keeps the other
  * repositories' cached answers (docs/development.md, "Cached reads by repository"). Inside the
- * caller's transaction it is ignored: the outer write decides.
+ * caller's transaction it adds to what the outer write declared (below), if it declared anything.
  *
  * `boardRows`, when given with `repositories`, promises more: on those repositories' boards the
  * write changes only the rows of these issues (their placements, estimates, epic flags), which `fn`
  * may add to the list until it returns. A board kept in memory then reads those rows again
  * instead of the whole board (db/board-model.ts). An empty list: no board row changed.
+ *
+ * A transaction made of parts (a delivery from the issue host, a close with its move) gives the
+ * reach its caller knows and lets the parts add theirs with `reached`; a `writeTransaction`
+ * inside another adds its own the same way (one that says nothing makes the whole write reach
+ * anything).
  */
 export async function writeTransaction<T> (
   db: Executor, fn: (trx: Executor) => Promise<T>, repositories?: readonly number[], boardRows?: readonly number[]
 ): Promise<T> {
-  if (db.isTransaction) return await fn(db)
+  if (db.isTransaction) {
+    const value = await fn(db)
+    if (repositories === undefined) reached(db, undefined)
+    for (const repoId of repositories ?? []) reached(db, repoId, boardRows)
+    return value
+  }
   const fence = fences.get(db)
   let committed: Executor | undefined
   let version = -1
   let listeners: readonly string[] = []
+  const reach: Reach | undefined = repositories === undefined ? undefined : { repositories: [], boardRows: [] }
   const value = await db.transaction().execute(async (trx) => {
     committed = trx
+    if (reach !== undefined) reaches.set(trx, reach)
     const result = await fn(trx)
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
@@ -119,7 +154,11 @@ export async function writeTransaction<T> (
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
-  if (version >= 0) commitListeners.get(db)?.(version, repositories, repositories === undefined ? undefined : boardRows)
+  if (version >= 0) {
+    const confined = reach?.repositories === undefined ? undefined : [...new Set([...repositories!, ...reach.repositories])]
+    const rows = confined === undefined || boardRows === undefined || reach?.boardRows === undefined ? undefined : [...boardRows, ...reach.boardRows]
+    commitListeners.get(db)?.(version, confined, rows)
+  }
   // Hooks after the fence: what they set off (a webhook, say) may read through any instance.
   await fence?.wait(version, listeners)
   for (const hook of commitHooks.get(committed!) ?? []) hook(version)

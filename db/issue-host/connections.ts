@@ -165,7 +165,8 @@ export function createConnectionsRepository (db: Executor, secrets: SecretBox = 
         const kept = trx.selectFrom('connection_delivery_log').select('id').where('connection_id', '=', connectionId)
           .orderBy('received_at', 'desc').orderBy('id', 'desc').limit(LOGGED_DELIVERIES)
         await trx.deleteFrom('connection_delivery_log').where('connection_id', '=', connectionId).where('id', 'not in', kept).execute()
-      })
+        // No kept answer shows the log: every delivery logs, and none should cost a repository its kept board.
+      }, [], [])
     },
 
     /** The connection's last deliveries, newest first (404 for an unknown connection). */

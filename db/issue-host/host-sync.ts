@@ -6,7 +6,7 @@ import { DomainEvents, NOBODY } from '../domain-events.js'
 import { recordMilestone } from '../history.js'
 import { createRepositoriesRepository, issueByNumber } from '../repositories.js'
 import { nowIso } from '../ids.js'
-import { notedEvents, type Executor } from '../engine/transaction.js'
+import { notedEvents, reached, type Executor } from '../engine/transaction.js'
 import { createUsersRepository, LEVELS, type PermissionName } from '../users.js'
 
 /** The permission names by level, as the audit log says them. */
@@ -105,7 +105,8 @@ const older = (incoming: string | null, stored: string | null): boolean =>
  * connection's issue host (docs/connections.md, "Identities and bindings"). Every function runs inside the caller's
  * transaction (one delivery or one imported page) and touches only repositories bound to this
  * connection: another connection's, or ones made here (admin API, fixtures, the demo), are
- * never read or changed through it.
+ * never read or changed through it. Each says what it reached (`reached`): the repository and the
+ * issues whose board rows it changed, or anything (a repository bound or renamed, a permission).
  */
 export function createHostSync (trx: Executor, connection: SyncConnection, events?: DomainEvents) {
   const repos = createRepositoriesRepository(trx, events)
@@ -198,6 +199,8 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
      */
     async bind (repo: HostRepository, options: { takeOver?: boolean } = {}): Promise<BoundRepository | Refusal> {
       const existing = await bound(repo.id)
+      // A repository bound now may be one that users can read from now on.
+      reached(trx, existing?.id, [])
       if (existing !== undefined) {
         // Every delivery names its repository: what it says of it is kept, unless older than what is stored.
         const facts = hostFacts(repo)
@@ -252,6 +255,7 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
 
     /** A renamed or transferred repository follows, unless the description is older than what is stored. */
     async describe (local: BoundRepository, repo: HostRepository): Promise<'updated' | 'stale' | Refusal> {
+      reached(trx, undefined)
       if (older(repo.updated_at, local.host_updated_at)) return 'stale'
       const named = await trx.selectFrom('repositories').select('id')
         .where('owner', '=', repo.owner).where('name', '=', repo.name).where('id', '!=', local.id).executeTakeFirst()
@@ -265,11 +269,13 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
 
     /** Deleted on the host: the repository and everything planned on it go. */
     async deleteRepository (local: BoundRepository): Promise<void> {
+      reached(trx, undefined)
       await trx.deleteFrom('repositories').where('id', '=', local.id).where('connection_id', '=', connection.id).execute()
     },
 
     /** The host user as an identity of this connection (never a local user); a renamed login follows. */
     async identity (user: HostUser): Promise<{ platform_user_id: number, user_id: number | null }> {
+      reached(trx, undefined)
       await trx.insertInto('host_identities')
         .values({ connection_id: connection.id, platform_user_id: user.id, login: user.login, user_id: null, created_at: new Date().toISOString() })
         .onConflict((oc) => oc.columns(['connection_id', 'platform_user_id']).doUpdateSet({ login: user.login }))
@@ -284,6 +290,7 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
      * the local user it is linked to (an unlinked identity's permission applies once it is linked).
      */
     async permission (identity: { platform_user_id: number, user_id: number | null }, local: BoundRepository, permission: PermissionName): Promise<void> {
+      reached(trx, undefined)
       const level = LEVELS[permission]
       const key = { connection_id: connection.id, platform_user_id: identity.platform_user_id, repo_id: local.id }
       const before = await trx.selectFrom('identity_permissions').select('level').where('connection_id', '=', key.connection_id)
@@ -316,6 +323,9 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
      * stale and changes nothing.
      */
     async issue (local: BoundRepository, issue: HostIssue): Promise<'created' | 'updated' | 'stale'> {
+      // Its title, description, labels and assignees are on no board row; creating, closing or
+      // reopening it names its row (repositories.ts).
+      reached(trx, local.id, [])
       // A milestone this server does not hold (yet) is left as it is.
       let milestone = issue.milestone_number
       if (milestone !== undefined && milestone !== null) {
@@ -372,11 +382,19 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
       if (existing === undefined) return 'updated'
       const stored = await trx.selectFrom('issues').select('host_updated_at').where('id', '=', existing.id).executeTakeFirstOrThrow()
       if (older(issue.updated_at, stored.host_updated_at)) return 'stale'
+      // Its dependencies go with it: their other issues' repositories are reached too (no board row there).
+      const partners = await trx.selectFrom('dependencies as d')
+        .innerJoin('issues as i', (join) => join.on((eb) => eb.or([eb('i.id', '=', eb.ref('d.blocking_id')), eb('i.id', '=', eb.ref('d.blocked_id'))])))
+        .select('i.repo_id').distinct()
+        .where((eb) => eb.or([eb('d.blocking_id', '=', existing.id), eb('d.blocked_id', '=', existing.id)])).execute()
+      reached(trx, local.id, [existing.id])
+      for (const partner of partners) reached(trx, Number(partner.repo_id), [])
       await trx.deleteFrom('issues').where('id', '=', existing.id).execute()
       return 'updated'
     },
 
     async milestone (local: BoundRepository, milestone: HostMilestone): Promise<'updated' | 'stale'> {
+      reached(trx, local.id, [])
       const stored = await trx.selectFrom('milestones').select('host_updated_at')
         .where('repo_id', '=', local.id).where('number', '=', milestone.number).executeTakeFirst()
       if (stored !== undefined && older(milestone.updated_at, stored.host_updated_at)) return 'stale'
@@ -391,6 +409,7 @@ export function createHostSync (trx: Executor, connection: SyncConnection, event
     },
 
     async deleteMilestone (local: BoundRepository, milestone: HostMilestone): Promise<'updated' | 'stale'> {
+      reached(trx, local.id, [])
       const stored = await trx.selectFrom('milestones').select('host_updated_at')
         .where('repo_id', '=', local.id).where('number', '=', milestone.number).executeTakeFirst()
       if (stored !== undefined && older(milestone.updated_at, stored.host_updated_at)) return 'stale'

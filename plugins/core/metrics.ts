@@ -51,7 +51,8 @@ const digest = (value: string): Buffer => createHash('sha256').update(value).dig
 /**
  * Prometheus metrics (docs/operations.md, "Health, metrics and CORS"): requests per route and status with their
  * duration, the webhook outbox's depth, attempts and failures with their latency, live chat
- * sockets, rate-limit refusals, the read cache's hits, misses, evictions and size, and on
+ * sockets, rate-limit refusals, the read cache's hits, misses, evictions and size, boards read
+ * whole or patched, and on
  * PostgreSQL how many change-counter queries answered how many reads. Served at /metrics only when a token is configured.
  */
 const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts) => {
@@ -84,6 +85,9 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   countedElsewhere(registry, 'planning_read_cache_evictions_total', 'Kept answers dropped to stay within READ_CACHE_MB', () => readCache.stats()?.evictions)
   new Gauge({ name: 'planning_read_cache_bytes', help: 'What the kept answers cost now (bytes, keys and overhead)', registers: [registry], collect () { this.set(readCache.stats()?.bytes ?? 0) } }) // eslint-disable-line no-new
   new Gauge({ name: 'planning_read_cache_entries', help: 'Answers kept now', registers: [registry], collect () { this.set(readCache.stats()?.entries ?? 0) } }) // eslint-disable-line no-new
+  const boardModels = () => fastify.planningStore.boards.modelCounts()
+  countedElsewhere(registry, 'planning_board_reads_whole_total', 'Whole-board reads that read every row (no board kept, or a write since that did not name its rows)', () => boardModels().whole)
+  countedElsewhere(registry, 'planning_board_reads_patched_total', 'Whole-board reads that read again only the rows the writes since named, on a board kept in memory', () => boardModels().patched)
   const version = fastify.planningVersionStats
   countedElsewhere(registry, 'planning_change_counter_reads_total', 'Requests that needed the change counter', () => version.asked)
   countedElsewhere(registry, 'planning_change_counter_queries_total', 'Reads of the counter made for them, at most one at a time and one per event-loop turn', () => version.queries)

@@ -50,7 +50,9 @@ async function setIssuesMilestone (ctx: Ctx, targets: Target[], milestone: { rep
   for (const { repo } of targets) await refuseHostBound(ctx, repo.id)
   return await eachIssue(ctx, targets, async ({ issue, repo }) => {
     if (milestone !== null && milestone.repoId !== repo.id) throw new Invalid(`the milestone belongs to repository ${milestone.repoId}, not to the issue's ${repo.id}`)
-    await ctx.store.transaction(async (s) => { await s.repositories.updateIssue(repo.id, issue.number, { milestone_number: milestone?.number ?? null }) })
+    await ctx.store.transaction(async (s) => {
+      await s.repositories.updateIssue(repo.id, issue.number, { milestone_number: milestone?.number ?? null })
+    }, [repo.id], [])
   })
 }
 
