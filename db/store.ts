@@ -107,5 +107,12 @@ export async function openSqliteStore (
     await db.destroy()
     throw err
   }
-  return { ...createStore(db, events, secrets), close: async () => await db.destroy() }
+  const store = createStore(db, events, secrets)
+  return {
+    ...store,
+    close: async () => {
+      await store.workspaceViews.close()
+      await db.destroy()
+    }
+  }
 }

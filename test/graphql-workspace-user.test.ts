@@ -1,4 +1,5 @@
 import t from 'tap'
+import Database from 'better-sqlite3'
 import { build, buildWithSql, METRICS_TOKEN, REPO, OTHER_REPO, PRIVATE_REPO, WS_OLD, WS_NEW, P } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql, type Gql } from './gql.js'
@@ -189,6 +190,47 @@ t.test('recently viewed workspaces: workspace(id) and setWorkspaceViewedNow reco
   const before = await sql('SELECT viewed_at FROM workspace_views WHERE user_id = 3 AND workspace_id = ?', [WS_OLD])
   for (let i = 0; i < 3; i++) await gql(app, 'carol', `{ workspace(id: "${WS_OLD}") { id n${i}: name } }`)
   t.same(await sql('SELECT viewed_at FROM workspace_views WHERE user_id = 3 AND workspace_id = ?', [WS_OLD]), before, 'one write a minute')
+})
+
+t.test('a workspace view is written after the read, outside it and the counter; a failed write fails no read and is tried again; a shutdown writes what waits', async (t) => {
+  const counter = async () => Number((await sql('SELECT value FROM change_counter WHERE id = 1'))[0].value)
+  const bobs = async () => (await sql('SELECT workspace_id FROM workspace_views WHERE user_id = 2 ORDER BY workspace_id'))
+    .map((r) => r.workspace_id)
+  const until = async (wanted: unknown[]) => {
+    const end = Date.now() + 5000
+    while (JSON.stringify(await bobs()) !== JSON.stringify(wanted) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
+    return await bobs()
+  }
+  const before = await counter()
+  t.same(await bobs(), [], 'bob has opened nothing')
+  t.same((await gql(app, 'bob', `{ workspace(id: "${WS_OLD}") { name } }`)).data, { workspace: { name: 'Engineering' } })
+  t.same(await bobs(), [], 'the read wrote nothing')
+  t.same((await gql(app, 'bob', RECENT)).data.recentlyViewedWorkspaces.nodes.map((w: any) => w.id), [WS_OLD], 'yet his recent workspaces show it')
+  t.same(await until([WS_OLD]), [WS_OLD], 'written just after')
+
+  await sql('ALTER TABLE workspace_views RENAME TO workspace_views_away')
+  t.same((await gql(app, 'bob', `{ workspace(id: "${WS_NEW}") { name } }`)).data, { workspace: { name: 'Roadmap' } }, 'a read while views cannot be written')
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  await sql('ALTER TABLE workspace_views_away RENAME TO workspace_views')
+  t.same(await until([WS_OLD, WS_NEW].sort()), [WS_OLD, WS_NEW].sort(), 'the failed write is tried again: nothing lost')
+  t.equal(await counter(), before, 'the change counter did not move')
+
+  const dir = t.testdir({})
+  const shut = process.env.TEST_DATABASE_URL === undefined
+    ? {
+        app: await build(t, { database: `${dir}/views.db` }),
+        rows: async () => {
+          const db = new Database(`${dir}/views.db`, { readonly: true })
+          try { return db.prepare('SELECT user_id FROM workspace_views').all() } finally { db.close() }
+        }
+      }
+    : await (async () => {
+      const made = await buildWithSql(t)
+      return { app: made.app, rows: async () => await made.sql('SELECT user_id FROM workspace_views') }
+    })()
+  t.same((await gql(shut.app, 'carol', `{ workspace(id: "${WS_OLD}") { name } }`)).data, { workspace: { name: 'Engineering' } })
+  await shut.app.close()
+  t.same((await shut.rows()).map((r: any) => Number(r.user_id)), [3], 'the view waiting at shutdown was written')
 })
 
 t.test('sprintReview: made from the stored sprint data (the REST review\'s counts), null before the sprint starts; empty features and schedules', async (t) => {

@@ -109,6 +109,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     throw err
   }
   fastify.decorate('planningStore', createStore(db, fastify.planningEvents, secrets))
+  fastify.planningStore.workspaceViews.reportTo((err) => { fastify.log.warn({ err }, 'workspace views were not recorded') })
   const writes = new CommittedWrites()
   listenToCommits(db, (committed, repositories, boardRows) => { writes.note(committed, repositories, boardRows) })
   fastify.decorate('planningWrites', writes)
@@ -169,6 +170,8 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     return waiting
   })
   fastify.addHook('onClose', async () => {
+    // Views wait in memory a moment (db/workspace-views.ts): a normal shutdown writes them.
+    await fastify.planningStore.workspaceViews.close().catch((err: unknown) => { fastify.log.warn({ err }, 'workspace views were not recorded at shutdown') })
     readSqlite?.close()
     await watch?.close()
     await counter?.close()

@@ -15,9 +15,10 @@ const favoriteObject = (row: WorkspaceFavorite, workspace: WorkspaceObject) => (
 type FavoriteObject = ReturnType<typeof favoriteObject>
 
 /**
- * Records that the viewer opened a workspace (db/workspace-views.ts: at most a write a minute,
- * outside the change counter), and notes it on the context so an answer kept for this document
- * records it again each time it is sent (answer-cache.ts). A failure never fails the read.
+ * Records that the viewer opened a workspace (db/workspace-views.ts: noted in memory, written after
+ * the read, at most once a minute, outside the change counter), and notes it on the context so an
+ * answer kept for this document records it again each time it is sent (answer-cache.ts). A
+ * failure never fails the read.
  */
 export async function viewed (ctx: Ctx, workspaceId: string): Promise<void> {
   ctx.viewed = [...(ctx.viewed ?? []), workspaceId]
