@@ -2,6 +2,7 @@ import { benchBigWorkspace } from './big-workspace.js'
 import { benchBoardPage } from './board-page.js'
 import { benchChat } from './chat.js'
 import { benchDependencies } from './dependencies.js'
+import { benchDependencyInserts } from './dependency-inserts.js'
 import { benchGraphql } from './graphql.js'
 import { benchImportTime } from './import-time.js'
 import { benchHttp, CONNECTIONS, httpTable, type HttpRow } from './http.js'
@@ -34,6 +35,7 @@ if (wanted('dependencies')) print(await benchDependencies())
 if (pgUp) print(await benchPostgresWrites(postgres))
 if (wanted('chat')) print(await benchChat())
 if (wanted('board-page')) print(await benchBoardPage())
+if (wanted('dependency-inserts')) print(await benchDependencyInserts(pgUp || (only?.includes('dependency-inserts') === true && await postgresAnswers(postgres)) ? postgres : undefined))
 if (wanted('big-workspace')) {
   const big = await benchBigWorkspace(seconds, rounds, pgUp || (only?.includes('big-workspace') === true && await postgresAnswers(postgres)) ? postgres : undefined)
   console.log('')

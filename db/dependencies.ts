@@ -137,10 +137,12 @@ export function createDependenciesRepository (db: Executor, events?: DomainEvent
     /** Creates the dependency; an existing pair is returned as it is (never duplicated). */
     async create (dependency: Dependency, canRead: (repoId: number) => boolean, user?: User): Promise<Dependency> {
       return await writeTransaction(db, async (trx) => {
-        // The graph changes one edge at a time, so two edges that together close a cycle cannot both pass the check.
-        await lockFor(trx, 'dependencies')
         const stamping = engineOf(trx) === 'postgres'
         const at = nowIso()
+        // The graph changes one edge at a time, so two edges that together close a cycle cannot both
+        // pass the check. On PostgreSQL the lock goes with the statement after it (one round trip):
+        // that statement runs after the lock is granted, so it reads what the previous holder committed.
+        await lockFor(trx, 'dependencies', { beforeNextStatement: true })
         // On PostgreSQL the insert rides in the query for both issues; on SQLite it follows the checks.
         const joined = stamping ? (await bothAndInsertQuery(trx, { ...paramsOf(dependency, 'dependency_created'), at })).rows : undefined
         const both = joined === undefined ? await bothIssues(trx, dependency, 'dependency_created') : bothOf(trx, 'dependency_created', dependency, joined)

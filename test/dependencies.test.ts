@@ -1,5 +1,6 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
+import pg from 'pg'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS } from './helper.js'
 
 const dep = (a: [number, number], b: [number, number]) => ({
@@ -78,6 +79,33 @@ t.test('other refusals', async (t) => {
     t.equal((await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload })).statusCode, 400, JSON.stringify(payload))
   }
   t.equal((await app.as('alice', { method: 'DELETE', url: '/p1/dependencies' })).statusCode, 400, 'DELETE needs the body')
+})
+
+t.test('concurrent inserts that together would close a cycle: exactly one of each pair is made, the lock sent with the statement after it', async (t) => {
+  const app = await build(t)
+  // On PostgreSQL the lock goes with the insert's statement as EXECUTE once a connection has parsed it (db/engine/postgres-round-trips.ts).
+  const sent: string[] = []
+  const send = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [query] = args
+    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
+    return (send as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof send
+  t.teardown(() => { pg.Client.prototype.query = send })
+  type Side = [number, number]
+  const post = async (a: Side, b: Side, method: 'POST' | 'DELETE' = 'POST') => (await app.as('alice', { method, url: '/p1/dependencies', payload: dep(a, b) })).statusCode
+  const pairs: Array<[Side, Side]> = [[[REPO, 1], [REPO, 2]], [[REPO, 3], [OTHER_REPO, 1]], [[OTHER_REPO, 2], [REPO, 4]], [[REPO, 5], [REPO, 6]]]
+  for (let round = 0; round < 6; round++) {
+    const codes = await Promise.all(pairs.flatMap(([x, y]) => [post(x, y), post(y, x)]))
+    for (let i = 0; i < pairs.length; i++) t.same([codes[2 * i], codes[2 * i + 1]].sort(), [200, 400], `round ${round}, pair ${i}: one made, the reverse refused`)
+    t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/dependencies` })).json().dependencies.length, pairs.length, 'one edge per pair')
+    for (let i = 0; i < pairs.length; i++) {
+      const [x, y] = pairs[i]
+      const [from, to] = codes[2 * i] === 200 ? [x, y] : [y, x]
+      t.equal(await post(from, to, 'DELETE'), 204)
+    }
+  }
+  if (process.env.TEST_DATABASE_URL !== undefined) t.ok(sent.some((text) => /^BEGIN; SELECT pg_advisory_xact_lock\(hashtext\('dependencies'\)\); EXECUTE planning_/.test(text)), 'the joined lock was taken')
 })
 
 t.test('the graph kept for cycle checks follows writes made elsewhere', async (t) => {

@@ -5,6 +5,7 @@ import t from 'tap'
 import { lockFor } from '../db/engine/engine.js'
 import { migrate } from '../db/engine/migrations/index.js'
 import { postgresKysely } from '../db/engine/postgres.js'
+import { prepared } from '../db/engine/prepared.js'
 import { atomic, writeTransaction } from '../db/engine/transaction.js'
 import { firstPostgresInstance, P, REPO, TOKENS } from './helper.js'
 import { ranOnce } from './once.js'
@@ -112,6 +113,69 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
   })
   t.equal(await name(8), 'r8', 'the lock free again: the write goes through')
   t.equal(await counter(), 7)
+})
+
+t.test('a lock taken before the next statement goes with it, as EXECUTE of the named statement, and that statement reads what the last holder committed', { skip }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  const sent: string[] = []
+  const send = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [query] = args
+    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
+    return (send as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof send
+  const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 5000 })
+  const other = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
+  t.teardown(async () => {
+    pg.Client.prototype.query = send
+    await other.end()
+    await db.destroy()
+    await drop()
+  })
+  await migrate(db, 'postgres', schema)
+  await other.connect()
+  const named = prepared<{ owner: string, from: number }>()((db, p) => db.selectFrom('repositories').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('owner', '=', p.owner).where('id', '>=', p.from))
+  let next = 100
+  const write = async (owner: string, from: number) => await writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories', { beforeNextStatement: true })
+    const { rows } = await named(trx, { owner, from })
+    const id = next++
+    await sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (${id}, ${owner}, ${`r${id}`}, '')`.execute(trx)
+    return Number(rows[0].n)
+  })
+  const firstWords = () => sent.map((text) => text.replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
+
+  sent.length = 0
+  t.equal(await write("o'wn\\er", 1), 0)
+  t.same(firstWords(), ['BEGIN; SELECT', 'select count(*)', 'INSERT INTO', 'UPDATE change_counter'], 'the statement not parsed on this connection yet: the lock goes first, on its own')
+  sent.length = 0
+  t.equal(await write("o'wn\\er", 1), 1, 'a quote and a backslash in a value: the same answer as a parameter gives')
+  t.match(sent[0], /^BEGIN; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\( ?E'o''wn\\\\er', 1\)$/,
+    'parsed: the begin, the lock and the statement in one round trip, values as literals')
+  t.same(firstWords().slice(1), ['INSERT INTO', 'UPDATE change_counter'])
+
+  // Another transaction holds the lock and has written a row: the joined statement waits for the
+  // lock, then reads the row once it is committed (its snapshot is taken after the lock, not before).
+  await other.query('BEGIN')
+  await other.query("SELECT pg_advisory_xact_lock(hashtext('repositories'))")
+  await other.query("INSERT INTO repositories (id, owner, name, html_url) VALUES (200, 'x', 'r', '')")
+  const waiting = write('x', 1)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  await other.query('COMMIT')
+  t.equal(await waiting, 1, 'the row the last holder committed is counted')
+
+  // Anything but a parsed named statement after the lock: the lock goes first, then it.
+  sent.length = 0
+  await writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories', { beforeNextStatement: true })
+    await sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (300, 'y', 'r', '')`.execute(trx)
+  })
+  t.same(firstWords(), ['BEGIN; SELECT', 'INSERT INTO', 'UPDATE change_counter'])
+  sent.length = 0
+  await writeTransaction(db, async (trx) => { await lockFor(trx, 'repositories', { beforeNextStatement: true }) })
+  t.same(firstWords(), ['BEGIN; SELECT', 'UPDATE change_counter'], 'a lock and nothing after it but the bump: the lock first')
+  t.equal(Number((await other.query("SELECT count(*) AS n FROM repositories WHERE owner = 'y'")).rows[0].n), 1)
 })
 
 t.test('no query is sent on a connection while another runs there (pg 8 warns, pg 9 refuses): at start and in writes', { skip }, async (t) => {

@@ -12,12 +12,20 @@ export function engineOf (db: Executor): Engine {
  * graph): on PostgreSQL a transaction-scoped advisory lock on the key, held until commit; on
  * SQLite nothing is needed, as write transactions already run one at a time (BEGIN IMMEDIATE).
  */
-export async function lockFor (trx: Executor, key: string): Promise<void> {
-  if (engineOf(trx) === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx)
+export async function lockFor (trx: Executor, key: string, options: { beforeNextStatement?: boolean } = {}): Promise<void> {
+  if (engineOf(trx) !== 'postgres') return
+  if (options.beforeNextStatement === true) await sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS before_next`.execute(trx)
+  else await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx)
 }
 
 /** The lock's SQL as it is sent (db/engine/postgres-round-trips.ts sends it with the transaction's begin). */
 export const LOCK_STATEMENT = 'SELECT pg_advisory_xact_lock(hashtext($1))'
+/**
+ * The same lock, taken with `beforeNextStatement`: the caller promises that the next thing it does
+ * is a statement on the same transaction (no wait for anything else in between), so the lock may be
+ * sent with that statement, in one round trip (db/engine/postgres-round-trips.ts).
+ */
+export const LOCK_BEFORE_NEXT_STATEMENT = 'SELECT pg_advisory_xact_lock(hashtext($1)) AS before_next'
 
 /** Whether an error is a unique-constraint violation (two writers raced to the same key). */
 export function isUniqueViolation (err: unknown): boolean {

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { LOCK_STATEMENT } from './engine.js'
+import { LOCK_BEFORE_NEXT_STATEMENT, LOCK_STATEMENT } from './engine.js'
 import { COMMITTING_STATEMENTS } from './transaction.js'
 
 const COMMITTING = new Set(COMMITTING_STATEMENTS)
@@ -9,6 +9,33 @@ const answered = (command: string): pg.QueryResult => ({ command, rowCount: null
 
 type Send = (...args: unknown[]) => unknown
 
+const lockSql = (key: string): string => LOCK_STATEMENT.replace('$1', `'${key}'`)
+
+/**
+ * A value as a literal PostgreSQL reads as it reads the same value sent as a parameter of an
+ * untyped statement (a string through pg's own escaping, an integer as digits); undefined for
+ * anything else (the statement then goes as a parameterized one).
+ */
+function literalOf (client: pg.PoolClient, value: unknown): string | undefined {
+  if (value === null) return 'NULL'
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? String(value) : undefined
+  if (typeof value === 'string') return client.escapeLiteral(value)
+  return undefined
+}
+
+/** `EXECUTE name(literals)` for a named statement this connection has parsed (its plan kept), or undefined. */
+function executeOf (client: pg.PoolClient, args: unknown[]): string | undefined {
+  const [config] = args
+  if (args.length !== 1 || typeof config !== 'object' || config === null) return undefined
+  const { name, text, values } = config as { name?: unknown, text?: unknown, values?: unknown }
+  if (typeof name !== 'string' || !/^\w{1,63}$/.test(name) || Object.keys(config).some((k) => k !== 'name' && k !== 'text' && k !== 'values')) return undefined
+  const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements
+  if (parsed?.[name] !== text) return undefined
+  const literals = (Array.isArray(values) ? values : []).map((value) => literalOf(client, value))
+  if (literals.some((l) => l === undefined)) return undefined
+  return literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`
+}
+
 /** How much longer than PostgreSQL's own timeout the client waits for a committing statement. */
 const COMMIT_MARGIN_MS = 200
 
@@ -16,14 +43,20 @@ const COMMIT_MARGIN_MS = 200
  * A PostgreSQL write makes two round trips fewer (see docs/development.md, "Benchmarks"): the
  * `begin` Kysely sends is held here and goes with the transaction's first statement when that is
  * its lock (db/engine/engine.ts) or its counter bump; a write's last statement carries its commit
- * (db/engine/transaction.ts), and the `commit` Kysely sends after it is answered here. Each joined pair
- * goes as one simple query; anything else goes as it is, a held `begin` queued first. Returns what
- * to call when the client goes back to the pool (nothing held is carried to its next user).
+ * (db/engine/transaction.ts), and the `commit` Kysely sends after it is answered here. A lock taken
+ * `beforeNextStatement` is held too, and goes with its begin and the statement after it when that
+ * is a named statement this connection has parsed (db/engine/prepared.ts): as `EXECUTE name(values)`,
+ * its values written as literals, so the lock, the statement and the begin cost one round trip.
+ * Each joined group goes as one simple query; anything else goes as it is, what is held queued
+ * first. Returns what to call when the client goes back to the pool (nothing held is carried to
+ * its next user).
  */
 export function joinRoundTrips (client: pg.PoolClient, left: () => number | undefined): () => void {
   const query = client.query.bind(client) as Send
   let held = false
   let committed = false
+  // The key of a lock taken `beforeNextStatement` and not sent yet (its begin is held with it).
+  let lock: string | undefined
   // What is left of the checkout's deadline (db/engine/postgres.ts) bounds a joined statement too.
   // A committing one also tells PostgreSQL (PostgreSQL times each statement of a simple query on
   // its own): a statement stuck on a lock is cancelled there, nothing committed, a moment before the
@@ -44,9 +77,14 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     return result
   }
   const sending: Send = (...args) => {
-    const [text, values] = args
-    const [wasHeld, wasCommitted] = [held, committed]
+    const [wasHeld, wasCommitted, lockHeld] = [held, committed, lock]
     held = committed = false
+    lock = undefined
+    if (lockHeld !== undefined) return withLock(lockHeld, args)
+    return dispatch(args, wasHeld, wasCommitted)
+  }
+  const dispatch = (args: unknown[], wasHeld: boolean, wasCommitted: boolean): unknown => {
+    const [text, values] = args
     const plain = typeof text === 'string' && Array.isArray(values) && args.length === 2
     if (!plain) return wasHeld ? afterBegin(args) : query(...args)
     if (text === 'begin' && values.length === 0) {
@@ -58,10 +96,25 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
       return Promise.resolve(answered(text.toUpperCase()))
     }
     if (COMMITTING.has(text) && values.length === 0) return commits(text, wasHeld)
-    if (wasHeld && text === LOCK_STATEMENT && typeof values[0] === 'string' && LOCK_KEY.test(values[0])) {
-      return simple(`BEGIN; ${LOCK_STATEMENT.replace('$1', `'${values[0]}'`)}`).then((results) => results[1])
+    const key = values[0]
+    if (wasHeld && (text === LOCK_STATEMENT || text === LOCK_BEFORE_NEXT_STATEMENT) && typeof key === 'string' && LOCK_KEY.test(key)) {
+      if (text === LOCK_BEFORE_NEXT_STATEMENT) {
+        lock = key
+        return Promise.resolve(answered('SELECT'))
+      }
+      return simple(`BEGIN; ${lockSql(key)}`).then((results) => results[1])
     }
     return wasHeld ? afterBegin(args) : query(...args)
+  }
+  // The held begin and lock go with the statement after them when it can go as EXECUTE; else
+  // first, on their own, and the statement after them as it would have gone.
+  const withLock = async (key: string, args: unknown[]): Promise<unknown> => {
+    const [text, values] = args
+    if (typeof text === 'string' && Array.isArray(values) && values.length === 0 && (text === 'commit' || text === 'rollback')) return answered(text.toUpperCase())
+    const executed = executeOf(client, args)
+    if (executed !== undefined) return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+    await simple(`BEGIN; ${lockSql(key)}`)
+    return await dispatch(args, false, false)
   }
   // One at a time: pg 9 drops its queue for a query sent while another runs (8.x warns). The begin
   // goes out at once, so a statement sent meanwhile still comes after it.
@@ -70,5 +123,8 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     return await query(...args)
   }
   Object.assign(client, { query: sending })
-  return () => { held = committed = false }
+  return () => {
+    held = committed = false
+    lock = undefined
+  }
 }
