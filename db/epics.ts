@@ -10,7 +10,7 @@ import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type Resolved
 import type { PipelineRef } from './issues.js'
 import { issueByNumber, requireIssue, touchPlanning, webUrl, type Repository } from './repositories.js'
 import type { User } from './users.js'
-import { writeTransaction, type Executor } from './engine/transaction.js'
+import { reached, writeTransaction, type Executor } from './engine/transaction.js'
 
 export type EpicData = Static<typeof EpicDataSchema>
 type EpicChild = EpicData['issues'][number]
@@ -51,8 +51,12 @@ async function addChildren (db: Executor, epicId: number, children: ResolvedIssu
  * themselves, directly or through other epics.
  */
 export function createEpicsRepository (db: Executor, events?: DomainEvents) {
-  /** Announces membership changes and notes the planning change of everyone involved. */
+  /**
+   * Announces membership changes and notes the planning change of everyone involved. Membership
+   * is on no board row: the members' repositories are reached, none of their rows.
+   */
   const changed = async (trx: Executor, epicId: number, added: ResolvedIssue[], removed: ResolvedIssue[], user?: User): Promise<void> => {
+    for (const member of [...added, ...removed]) reached(trx, Number(member.repo_id), [])
     await touchPlanning(trx, [epicId, ...added.map((i) => i.id), ...removed.map((i) => i.id)])
     if (added.length + removed.length === 0) return
     const context = { ...await issueContext(trx, epicId), user: actor(user) }
@@ -124,10 +128,12 @@ export function createEpicsRepository (db: Executor, events?: DomainEvents) {
         if (row === undefined) throw new NotFound(`issue ${number} not found in repository ${repoId}`)
         if (row.is_epic === 1) throw new Invalid(`issue ${number} in repository ${repoId} is already an epic`)
         await trx.updateTable('issues').set({ is_epic: 1 }).where('id', '=', row.id).execute()
+        // The flag is on its board row.
+        reached(trx, repoId, [row.id])
         const resolved = await resolveRefs(trx, children, canRead)
         const added = await addChildren(trx, row.id, resolved, canRead)
         await changed(trx, row.id, resolved.filter((r) => added.some((a) => a.repo_id === Number(r.repo_id) && a.issue_number === Number(r.number))), [], user)
-      })
+      }, [repoId], [])
     },
 
     /** Back to a regular issue: its children are released (they keep everything else). */
@@ -139,7 +145,8 @@ export function createEpicsRepository (db: Executor, events?: DomainEvents) {
         await trx.deleteFrom('epic_issues').where('epic_id', '=', epic.id).execute()
         await changed(trx, epic.id, [], released, user)
         await trx.updateTable('issues').set({ is_epic: 0 }).where('id', '=', epic.id).execute()
-      })
+        reached(trx, repoId, [epic.id])
+      }, [repoId], [])
     },
 
     /** Returns what this call changed: issues already in (or not in) the epic are not listed. */
@@ -160,7 +167,7 @@ export function createEpicsRepository (db: Executor, events?: DomainEvents) {
         const isIn = (refs: IssueRef[]) => (i: ResolvedIssue) => refs.some((r) => r.repo_id === Number(i.repo_id) && r.issue_number === Number(i.number))
         await changed(trx, epic.id, toAdd.filter(isIn(added)), toRemove.filter(isIn(removed)), user)
         return { removed_issues: removed, added_issues: added }
-      })
+      }, [repoId], [])
     }
   }
 }

@@ -209,6 +209,10 @@ t.test('a close, a reopen and the issue host\'s changes name their rows: the nex
   await patched('two issues closed (GraphQL)', async () => t.notOk((await gql(a, 'alice', `mutation { closeIssues(input: { issueIds: ["${four}", "${five}"] }) { clientMutationId } }`)).errors))
   await patched('two issues reopened to a pipeline\'s start (GraphQL, a move each)', async () =>
     t.notOk((await gql(a, 'alice', `mutation { reopenIssues(input: { issueIds: ["${four}", "${five}"], pipelineId: "${P.done}", position: START }) { clientMutationId } }`)).errors))
+  const epic = (path: string, payload: object) => async () => ok(await a.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/${path}`, payload }))
+  await patched('an issue made an epic, with a child in another repository', epic('issues/2/convert_to_epic', { issues: [{ repo_id: OTHER_REPO, issue_number: 1 }] }))
+  await patched('an epic\'s issues changed', epic('epics/2/update_issues', { remove_issues: [{ repo_id: OTHER_REPO, issue_number: 1 }], add_issues: [{ repo_id: REPO, issue_number: 1 }] }))
+  await patched('an epic made an issue again', epic('epics/2/convert_to_issue', {}))
   await patched('an issue opened (REST)', async () => ok(await a.as('alice', { method: 'POST', url: `/p1/repositories/${REPO}/issues`, payload: { title: 'New', pipeline_id: P.doing, position: 0, estimate: 2 } })))
 
   // The issue host's deliveries to a repository bound to a connection, on a board of its own.

@@ -109,7 +109,7 @@ export const epicWrites = {
         await ctx.store.transaction(async (tx) => {
           for (const old of held) await tx.epics.updateIssues(old.repo_id, old.number, [refOf(child)], [], canRead, ctx.user)
           await tx.epics.updateIssues(repo.id, parent.number, [], [refOf(child)], canRead, ctx.user)
-        })
+        }, [repo.id], [])
       } catch (err) {
         if (!(err instanceof DomainError)) throw err
         failed.push(child)
