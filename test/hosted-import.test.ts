@@ -67,3 +67,51 @@ t.test('a refused token fails the import with a clear message; bad requests are 
   t.equal((await app.admin({ url: '/admin/hosted-imports/nope' })).statusCode, 404)
   t.equal((await app.inject({ method: 'POST', url: '/admin/hosted-imports', payload: { token: MOVER, repositories: [REPO] } })).statusCode, 401)
 })
+
+t.test('a board of 1,200 issues comes over whole in a few statements per 500 issues, not several per issue', async (t) => {
+  const ws = 'b1gb0a4db0a4db0a4db0a4d1'
+  const repo = 880
+  const lanes = ['lane-a', 'lane-b', 'lane-c']
+  const { app: hosted, url } = await source(t, undefined, false)
+  const big = {
+    repositories: [{ id: repo, owner: 'acme', name: 'big', permissions: { alice: 'admin', mover: 'read' } }],
+    workspaces: [{ id: ws, name: 'Big', description: null, repositories: [repo], pipelines: lanes.map((id) => ({ id, name: id })) }],
+    issues: Array.from({ length: 1200 }, (_, i) => ({
+      repo_id: repo, number: i + 1, title: `Issue ${i + 1}`, pipelines: { [ws]: lanes[i % 3] }, ...(i % 4 === 0 ? { estimate: 1 + (i % 5) } : {})
+    }))
+  }
+  t.equal((await hosted.admin({ method: 'POST', url: '/admin/import', payload: big })).statusCode, 200)
+  // Positions given on the hosted side: ranks to keep.
+  for (const [number, position] of [[7, 0], [600, 1], [1199, 0]]) {
+    const moved = await hosted.as('alice', { method: 'POST', url: `/p2/workspaces/${ws}/repositories/${repo}/issues/${number}/moves`, payload: { pipeline_id: 'lane-b', position } })
+    t.equal(moved.statusCode, 200)
+  }
+
+  const sqlite = process.env.TEST_DATABASE_URL === undefined
+  const executed: string[] = []
+  let database: unknown
+  if (sqlite) {
+    const { default: Database } = await import('better-sqlite3')
+    const db = new Database(':memory:', { verbose: (text) => executed.push(String(text)) })
+    t.teardown(() => db.close())
+    database = db
+  }
+  const own = database === undefined ? {} : { database: database as never }
+  const app = await build(t, { ...own, fixture: { users: hostImported().users }, hosts: LOCAL, hostedImport: FAST })
+  executed.length = 0
+  const job = await until(app, (await start(app, { api_url: url, token: MOVER, repositories: [repo] })).id)
+  t.equal(job.state, 'done', job.error)
+  t.match(job, { workspaces: 1, warnings: [] })
+  t.equal(job.estimates, 300, 'every estimate')
+  if (sqlite) {
+    const writes = executed.filter((s) => /^\s*(insert|update|delete)/i.test(s))
+    t.ok(writes.length < 150, `${writes.length} writing statements for 1,200 issues`)
+  }
+  await app.admin({ method: 'PUT', url: `/admin/repositories/${repo}/permissions/alice`, payload: { permission: 'read' } })
+  const board = async (a: App) => (await a.as('alice', { url: `/p2/workspaces/${ws}/repositories/${repo}/board` })).json()
+  const theirs = await board(hosted)
+  t.equal(theirs.pipelines.reduce((n: number, p: any) => n + p.issues.length, 0), 1200)
+  t.same(await board(app), theirs, 'the same board: pipelines, order, positions and estimates')
+  const again = await until(app, (await start(app, { api_url: url, token: MOVER, repositories: [repo] })).id)
+  t.match(again, { state: 'done', issues_placed: 0, estimates: 0 }, 'a second run changes nothing')
+})

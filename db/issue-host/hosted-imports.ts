@@ -6,7 +6,8 @@ import { newObjectId, nowIso } from '../ids.js'
 import { createRepositoriesRepository, touchPlanning } from '../repositories.js'
 import { addDefaultPriorities } from '../priorities.js'
 import { unprioritizedRank } from '../ranking.js'
-import type { HostedImportsTable, IssueEventsTable } from '../schema.js'
+import type { HostedImportsTable, IssueEventsTable, PlacementsTable } from '../schema.js'
+import { BULK_ROWS, createBulkIssues } from '../bulk-issues.js'
 import { notedEvents, type Executor } from '../engine/transaction.js'
 import { madeAt, placedAt } from '../pipeline-times.js'
 
@@ -193,6 +194,13 @@ export interface RemotePipeline {
   issues: Array<{ issue_number: number, estimate?: { value: number }, position?: number }>
 }
 
+/** A list in slices of `BULK_ROWS`: each a statement's worth of bound values. */
+function chunks<T> (list: T[]): T[][] {
+  const out: T[][] = []
+  for (let i = 0; i < list.length; i += BULK_ROWS) out.push(list.slice(i, i + BULK_ROWS))
+  return out
+}
+
 /**
  * The writes of a hosted import, inside one transaction each: they keep the hosted service's ids,
  * make placeholders for what is not here yet, and change only what differs (a second run of an
@@ -220,6 +228,39 @@ export function createHostedSync (db: Executor) {
     if (found !== undefined) return Number(found.id)
     await ensureRepository(repoId)
     return Number((await repositories.createIssue(repoId, { number, title: '' })).id)
+  }
+
+  /** Issue ids by number in one repository, made where missing (number only, as `ensureIssue`): a few statements per `BULK_ROWS`. */
+  const ensureIssues = async (repoId: number, numbers: number[]): Promise<Map<number, number>> => {
+    const ids = new Map<number, number>()
+    const read = async (wanted: number[]) => {
+      for (const chunk of chunks(wanted)) {
+        const rows = await db.selectFrom('issues').select(['id', 'number']).where('repo_id', '=', repoId).where('number', 'in', chunk).execute()
+        for (const row of rows) ids.set(Number(row.number), Number(row.id))
+      }
+    }
+    await read(numbers)
+    const missing = numbers.filter((n) => !ids.has(n))
+    if (missing.length === 0) return ids
+    await ensureRepository(repoId)
+    const bulk = createBulkIssues(db, undefined)
+    for (const [i, chunk] of chunks(missing).entries()) {
+      await bulk.create(chunk.map((number) => ({ repoId, number, title: '' })), i * BULK_ROWS, (k) => `issue ${repoId}#${missing[k]}`)
+    }
+    await read(missing)
+    return ids
+  }
+
+  /** Issue ids of references over any repositories, made where missing: `ensureIssues` per repository. */
+  const ensureRefs = async (refs: Ref[]): Promise<(ref: Ref) => number> => {
+    const byRepo = new Map<number, number[]>()
+    for (const ref of refs) {
+      const numbers = byRepo.get(ref.repo_id)
+      if (numbers === undefined) byRepo.set(ref.repo_id, [ref.issue_number]); else numbers.push(ref.issue_number)
+    }
+    const ids = new Map<number, Map<number, number>>()
+    for (const [repoId, numbers] of byRepo) ids.set(repoId, await ensureIssues(repoId, [...new Set(numbers)]))
+    return (ref) => ids.get(ref.repo_id)!.get(ref.issue_number)!
   }
 
   const setEstimate = async (issueId: number, value: number | null): Promise<boolean> => {
@@ -284,29 +325,64 @@ export function createHostedSync (db: Executor) {
       return { created: existing === undefined, pipelines: changedPipelines }
     },
 
-    /** Places the board's issues: pipeline, position (rank) and estimate; returns what changed (epics come with the epics). */
+    /**
+     * Places the board's issues: pipeline, position (rank) and estimate; returns what changed (epics
+     * come with the epics). A board of thousands of issues is a few statements per `BULK_ROWS`: the
+     * issues and their placements read, the missing issues made, the changed placements upserted and
+     * the changed estimates set by value. An issue listed twice takes its last place, as in the list.
+     */
     async board (workspaceId: string, repoId: number, pipelines: RemotePipeline[]): Promise<{ placed: number, estimates: number }> {
-      let placed = 0
-      let estimates = 0
+      const listed = new Map<number, { pipeline: string, position: number | null, rank: number, estimate: number | null }>()
       for (const pipeline of pipelines) {
         for (const issue of pipeline.issues) {
-          const id = await ensureIssue(repoId, issue.issue_number)
-          const rank = issue.position ?? unprioritizedRank(issue.issue_number)
-          const position = issue.position ?? null
-          const result = await db.updateTable('placements').set({ pipeline_id: pipeline.id, position, rank })
-            .where('issue_id', '=', id).where('workspace_id', '=', workspaceId)
-            .where((eb) => eb.or([
-              eb('pipeline_id', '<>', pipeline.id), eb('rank', '<>', rank),
-              position === null ? eb('position', 'is not', null) : eb.or([eb('position', 'is', null), eb('position', '<>', position)])
-            ])).executeTakeFirst()
-          if (Number(result.numUpdatedRows) > 0) {
-            placed++
-            await touchPlanning(db, [id])
-          }
-          if (await setEstimate(id, issue.estimate?.value ?? null)) estimates++
+          listed.set(issue.issue_number, {
+            pipeline: pipeline.id,
+            position: issue.position ?? null,
+            rank: issue.position ?? unprioritizedRank(issue.issue_number),
+            estimate: issue.estimate?.value ?? null
+          })
         }
       }
-      return { placed, estimates }
+      const ids = await ensureIssues(repoId, [...listed.keys()])
+      const byId = new Map([...listed].map(([number, wanted]) => [ids.get(number)!, wanted]))
+      const moved: PlacementsTable[] = []
+      const estimated = new Map<number | null, number[]>()
+      for (const chunk of chunks([...byId.keys()])) {
+        const rows = await db.selectFrom('issues as i').leftJoin('placements as p', (join) => join.onRef('p.issue_id', '=', 'i.id').on('p.workspace_id', '=', workspaceId))
+          .select(['i.id', 'i.estimate', 'p.pipeline_id', 'p.repo_id', 'p.number', 'p.is_open', 'p.position', 'p.rank'])
+          .where('i.id', 'in', chunk).execute()
+        for (const row of rows) {
+          const id = Number(row.id)
+          const wanted = byId.get(id)!
+          const position = row.position === null ? null : Number(row.position)
+          if (row.pipeline_id !== null && (row.pipeline_id !== wanted.pipeline || Number(row.rank) !== wanted.rank || position !== wanted.position)) {
+            moved.push({
+              issue_id: id,
+              workspace_id: workspaceId,
+              pipeline_id: wanted.pipeline,
+              repo_id: Number(row.repo_id),
+              number: Number(row.number),
+              is_open: Number(row.is_open),
+              position: wanted.position,
+              rank: wanted.rank
+            })
+          }
+          if ((row.estimate === null ? null : Number(row.estimate)) !== wanted.estimate) {
+            const same = estimated.get(wanted.estimate)
+            if (same === undefined) estimated.set(wanted.estimate, [id]); else same.push(id)
+          }
+        }
+      }
+      for (const chunk of chunks(moved)) {
+        await db.insertInto('placements').values(chunk).onConflict((oc) => oc.columns(['issue_id', 'workspace_id']).doUpdateSet((eb) => ({
+          pipeline_id: eb.ref('excluded.pipeline_id'), position: eb.ref('excluded.position'), rank: eb.ref('excluded.rank')
+        }))).execute()
+        await touchPlanning(db, chunk.map((row) => row.issue_id))
+      }
+      for (const [value, issueIds] of estimated) {
+        for (const chunk of chunks(issueIds)) await db.updateTable('issues').set({ estimate: value, planning_changed_at: nowIso() }).where('id', 'in', chunk).execute()
+      }
+      return { placed: moved.length, estimates: [...estimated.values()].reduce((n, list) => n + list.length, 0) }
     },
 
     /** An issue's pipeline in a workspace (a closed issue: off the board, kept for when it reopens). */
@@ -325,8 +401,9 @@ export function createHostedSync (db: Executor) {
       if (await setEstimate(epicId, estimate)) changed = true
       const wanted = new Set<number>()
       const refused: string[] = []
+      const idOf = await ensureRefs(children)
       for (const child of children) {
-        const childId = await ensureIssue(child.repo_id, child.issue_number)
+        const childId = idOf(child)
         if (childId === epicId || await reaches(db, { table: 'epic_issues', from: 'epic_id', to: 'issue_id' }, childId, epicId)) {
           refused.push(`${child.repo_id}#${child.issue_number}`)
           continue
@@ -354,18 +431,25 @@ export function createHostedSync (db: Executor) {
       let changed = 0
       const refused: string[] = []
       const keep = new Set<string>()
+      const idOf = await ensureRefs(listed.flatMap((d) => [d.blocking, d.blocked]))
+      const stored = new Set<string>()
+      for (const chunk of chunks([...new Set(listed.map((d) => idOf(d.blocking)))])) {
+        const rows = await db.selectFrom('dependencies').select(['blocking_id', 'blocked_id']).where('blocking_id', 'in', chunk).execute()
+        for (const row of rows) stored.add(`${Number(row.blocking_id)}:${Number(row.blocked_id)}`)
+      }
       for (const d of listed) {
-        const blocking = await ensureIssue(d.blocking.repo_id, d.blocking.issue_number)
-        const blocked = await ensureIssue(d.blocked.repo_id, d.blocked.issue_number)
-        keep.add(`${blocking}:${blocked}`)
-        const exists = await db.selectFrom('dependencies').select('seq').where('blocking_id', '=', blocking).where('blocked_id', '=', blocked).executeTakeFirst()
-        if (exists !== undefined) continue
+        const blocking = idOf(d.blocking)
+        const blocked = idOf(d.blocked)
+        const key = `${blocking}:${blocked}`
+        keep.add(key)
+        if (stored.has(key)) continue
         if (blocking === blocked || await reaches(db, { table: 'dependencies', from: 'blocking_id', to: 'blocked_id' }, blocked, blocking)) {
           refused.push(`${d.blocking.repo_id}#${d.blocking.issue_number} blocks ${d.blocked.repo_id}#${d.blocked.issue_number}`)
           continue
         }
         await db.insertInto('dependencies').values({ blocking_id: blocking, blocked_id: blocked, created_at: nowIso() }).execute()
         await touchPlanning(db, [blocking, blocked])
+        stored.add(key)
         changed++
       }
       const here = await db.selectFrom('dependencies as d').innerJoin('issues as a', 'a.id', 'd.blocking_id').innerJoin('issues as b', 'b.id', 'd.blocked_id')
