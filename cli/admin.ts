@@ -12,7 +12,7 @@ import { openSqliteStore } from '../db/store.js'
 import type { PermissionName } from '../db/users.js'
 import { createAdminOperations } from '../services/admin.js'
 import { connect, importNow } from '../services/connections.js'
-import { exportFixture, readFixtureFile } from '../services/fixtures.js'
+import { exportFixture, progressLines, readFixtureFile } from '../services/fixtures.js'
 import { createHostFetch } from '../services/host-fetch.js'
 import { CreateConnectionBody, RepositoryFullName } from '../schemas/admin.js'
 import type { Readable, Writable } from 'node:stream'
@@ -262,7 +262,7 @@ async function runOn (
   const tokens = context.tokens ?? { env: process.env, stdin: process.stdin }
   const admin = createAdminOperations(store)
   switch (command) {
-    case 'import': return await admin.importFixture(readFixtureFile(need(args[0], 'fixture file')))
+    case 'import': return await admin.importFixture(readFixtureFile(need(args[0], 'fixture file')), undefined, progressLines((line) => process.stderr.write(`${line}\n`), 'importing'))
     case 'export': return await writeAll(exportFixture(store), out)
     case 'users': return await admin.listUsers()
     case 'create-user': return await admin.createUser(need(args[0], 'login'), text('id') === undefined ? undefined : positive(text('id'), '--id'), emailArg(text('email')))

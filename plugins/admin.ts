@@ -6,6 +6,7 @@ import { Forbidden } from '../db/errors.js'
 import { bearerOf } from './core/auth.js'
 import { refuseUnknownProperties } from './core/validation.js'
 import { createAdminOperations } from '../services/admin.js'
+import { progressLines } from '../services/fixtures.js'
 import accountRoutes from './admin-accounts.js'
 import connectionRoutes from './admin-connections.js'
 import exportRoutes from './admin-export.js'
@@ -128,7 +129,9 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
     // An export of a large team: about 200 bytes an issue.
     bodyLimit: 256 * 1024 * 1024,
     schema: { tags, summary: 'Merge a fixture, all or nothing', body: Fixture, response: { 200: ImportReply, ...errors } }
-  }, async (request) => await admin.importFixture(request.body, (ms) => request.log.info(`analyzed the imported tables for the planner in ${Math.round(ms)} ms`)))
+  }, async (request) => await admin.importFixture(
+    request.body, (ms) => request.log.info(`analyzed the imported tables for the planner in ${Math.round(ms)} ms`), progressLines((line) => request.log.info(line), 'importing')
+  ))
 
   fastify.get('/users', {
     schema: { tags, summary: 'Users', response: { 200: Type.Array(AdminUserWithEmail), ...errors } }

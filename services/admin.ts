@@ -4,7 +4,7 @@ import type { IssueChange, IssueRow, MilestoneFields, Repository } from '../db/r
 import type { PlanningStore } from '../db/store.js'
 import type { PermissionName, User } from '../db/users.js'
 import type { NewWorkspace, WorkspaceChange } from '../db/workspaces.js'
-import { loadFixture, type FixtureAnalyzed } from './fixtures.js'
+import { loadFixture, type FixtureAnalyzed, type FixtureProgress } from './fixtures.js'
 
 /**
  * The operations of the admin API and the admin CLI (the issue-hosting platform's side and the
@@ -22,7 +22,7 @@ export function createAdminOperations (store: PlanningStore) {
   })
 
   return {
-    importFixture: async (fixture: unknown, analyzed?: FixtureAnalyzed) => await loadFixture(store, fixture, undefined, analyzed),
+    importFixture: async (fixture: unknown, analyzed?: FixtureAnalyzed, progress?: FixtureProgress) => await loadFixture(store, fixture, progress, analyzed),
     listUsers: async () => await store.accounts.list(),
     createUser: async (login: string, id?: number, email?: string, administrator?: boolean): Promise<UserRow> => await tx(async (s) => {
       const user = await s.users.create(login, id)

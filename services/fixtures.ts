@@ -69,6 +69,16 @@ async function at<T> (where: string, fn: () => Promise<T>): Promise<T> {
 /** Told after each batch of issues is written: how many of how many. */
 export type FixtureProgress = (done: number, total: number) => void
 
+/** A progress that tells `say` at most once per `everyMs`, and always the last batch: a line a log can keep. */
+export function progressLines (say: (line: string) => void, what: string, everyMs = 2000): FixtureProgress {
+  let last = Date.now()
+  return (done, total) => {
+    if (done < total && Date.now() - last < everyMs) return
+    last = Date.now()
+    say(`${what}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} issues`)
+  }
+}
+
 /** How long a fixture's one transaction may take on PostgreSQL (SEED_FILE, admin import), beyond DATABASE_TIMEOUT_MS. */
 export const FIXTURE_TIMEOUT_MS = 10 * 60_000
 

@@ -170,3 +170,13 @@ t.test(`${ENGINE}: a 100,000-issue SEED_FILE starts`, { skip: LARGE ? false : 's
   const board = (await app.inject({ url: `/p2/workspaces/${WS}/repositories/2/board`, headers: { 'x-authentication-token': 'alice-token-123456' } })).json()
   t.equal(board.pipelines.reduce((n: number, p: { issues: unknown[] }) => n + p.issues.length, 0), bigFixture(100_000).issues.filter((i) => i.repo_id === 2 && i.state !== 'closed').length)
 })
+
+t.test(`${ENGINE}: an admin import logs its progress in the request's log`, async (t) => {
+  const dir = t.testdir({})
+  const log = logLines()
+  const app = await buildApp({ ...await ownDatabase(t, dir), adminToken: ADMIN_TOKEN, documentation: false, logLevel: 'info', logStream: log.stream })
+  t.teardown(async () => await app.close())
+  const res = await app.inject({ method: 'POST', url: '/admin/import', payload: bigFixture(2500), headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  t.equal(res.statusCode, 200, res.body)
+  t.ok(log.lines.some((line) => line === 'importing: 2,500 of 2,500 issues'), 'the last batch is always told')
+})

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { lockFor } from '../../db/engine/engine.js'
 import { withLongDeadline } from '../../db/engine/long-work.js'
 import type { Fixture } from '../../schemas/fixture.js'
-import { analyzeFixture, demoFixturePath, loadFixture, parseFixture, readFixtureFile, type FixtureProgress } from '../../services/fixtures.js'
+import { analyzeFixture, demoFixturePath, loadFixture, parseFixture, progressLines, readFixtureFile } from '../../services/fixtures.js'
 
 export interface SeedPluginOptions {
   /** a fixture loaded into an empty database */
@@ -31,8 +31,6 @@ declare module 'fastify' {
 
 /** How long a start may spend loading SEED_FILE: `buildApp` raises Fastify's plugin timeout to this. */
 export const SEED_TIMEOUT_MS = 10 * 60_000
-/** At most one progress line per this long. */
-const PROGRESS_EVERY_MS = 2000
 
 /**
  * Fills an empty database at start-up from SEED_FILE or the bundled demo fixture. The check and
@@ -45,12 +43,7 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
   const demoFixture = (): Fixture => opts.demoFixture === undefined ? readFixtureFile(demoFixturePath()) : parseFixture(opts.demoFixture)
   const fixture = opts.seedFile !== undefined ? readFixtureFile(opts.seedFile) : opts.demo === true ? demoFixture() : undefined
   let demo: DemoToken | null = null
-  let last = Date.now()
-  const progress: FixtureProgress = (done, total) => {
-    if (done < total && Date.now() - last < PROGRESS_EVERY_MS) return
-    last = Date.now()
-    fastify.log.info(`loading ${opts.seedFile === undefined ? 'the demo' : opts.seedFile}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} issues`)
-  }
+  const progress = progressLines((line) => fastify.log.info(line), `loading ${opts.seedFile === undefined ? 'the demo' : opts.seedFile}`)
   if (fixture !== undefined) {
     const loaded = await withLongDeadline(SEED_TIMEOUT_MS, async () => await store.transaction(async (tx) => {
       await lockFor(tx.db, 'planning-seed')
