@@ -1,6 +1,6 @@
 import autocannon from 'autocannon'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -8,24 +8,13 @@ import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
 import { boardPageFigures, CHROMIUM } from './board-page.js'
 import { compare, type HttpRow } from './http.js'
 import { admin } from './postgres.js'
-import { startProcess, type ServerProcess } from './processes.js'
+import { adminImport, hostedImport } from './big-imports.js'
+import { peakMb, rssMb, startProcess, type ServerProcess } from './processes.js'
 import { percentile, random } from './stats.js'
 
 const headers = { 'x-authentication-token': BIG_TOKEN, 'content-type': 'application/json' }
 /** The first repository of the big workspace: a tenth of its issues (5,000 at full size). */
 const REPO = 4700
-
-/** The process's peak resident memory so far (Linux), in MB. */
-function peakMb (pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmHWM:'))
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024
-}
-
-/** The process's resident memory now (Linux), in MB. */
-function rssMb (pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024
-}
 
 /**
  * GraphQL `searchIssuesByPipeline`, the first 50 cards of the fullest pipeline (about a fifth of
@@ -163,7 +152,8 @@ async function measure (label: string, server: ServerProcess, issues: number, se
 
 /**
  * Issue 47's big workspace (`BENCH_BIG_ISSUES`, default 50,000) on SQLite and, when `postgresUrl`
- * answers, PostgreSQL: loading it from SEED_FILE, restarting to ready, the cached 5,000-issue
+ * answers, PostgreSQL: loading it from SEED_FILE, restarting to ready, loading it through the admin
+ * import and a hosted import (bench/big-imports.ts), the cached 5,000-issue
  * board against bare node:http, the first read after a write, moves at 50,000 vs 100 issues,
  * dependency inserts over HTTP, a GraphQL page with a label filter, the board page in Chromium
  * (sign-in, scrolling, filtering: bench/board-page.ts), and the server's memory.
@@ -204,6 +194,15 @@ export async function benchBigWorkspace (seconds: number, rounds: number, postgr
           lines.push(...measured.lines)
           rows.push(...measured.rows)
           const big = await moves(server.url, issues / 10, 200)
+          // The other two ways in, after the measures (the source's reads would count in its memory), each into an
+          // empty database of its own: the same file through the admin API, and a hosted import reading this server.
+          const empty = async (extra: Record<string, unknown>): Promise<ServerProcess> => {
+            const fresh = await engine.options()
+            const started = await timedStart({ ...fresh.options, ...extra })
+            return { ...started.server, stop: async () => { await started.server.stop(); await fresh.drop() } }
+          }
+          lines.push(await adminImport(engine.label, empty, seed))
+          lines.push(await hostedImport(engine.label, empty, server.url))
           await server.stop()
           const smallOptions = await engine.options()
           try {

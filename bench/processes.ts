@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
@@ -35,3 +36,11 @@ export async function startProcess (script: string, env: Record<string, string>,
     }
   }
 }
+
+/** A process's resident memory (Linux, in MB): `VmRSS` now, `VmHWM` its peak so far. */
+function statusMb (pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`))
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024
+}
+export const rssMb = (pid: number): number => statusMb(pid, 'VmRSS')
+export const peakMb = (pid: number): number => statusMb(pid, 'VmHWM')
