@@ -118,10 +118,15 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
 t.test('a lock taken before the next statement goes with it, as EXECUTE of the named statement, and that statement reads what the last holder committed', { skip }, async (t) => {
   const { schema, drop } = await testSchema(PG)
   const sent: string[] = []
+  let failExecute = false
   const send = pg.Client.prototype.query
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const [query] = args
-    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
+    const text = typeof query === 'string' ? query : String((query as { text?: string }).text)
+    sent.push(text)
+    if (failExecute && /EXECUTE planning_/.test(text)) {
+      return Promise.reject(Object.assign(new Error('prepared statement does not exist'), { code: '26000', routine: 'FetchPreparedStatement' }))
+    }
     return (send as (...a: unknown[]) => unknown).apply(this, args)
   } as typeof send
   const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 5000 })
@@ -176,6 +181,17 @@ t.test('a lock taken before the next statement goes with it, as EXECUTE of the n
   await writeTransaction(db, async (trx) => { await lockFor(trx, 'repositories', { beforeNextStatement: true }) })
   t.same(firstWords(), ['BEGIN; SELECT', 'UPDATE change_counter'], 'a lock and nothing after it but the bump: the lock first')
   t.equal(Number((await other.query("SELECT count(*) AS n FROM repositories WHERE owner = 'y'")).rows[0].n), 1)
+
+  // Behind a pooler that renames prepared statements on the server, EXECUTE by our name finds none:
+  // the write goes again as it would have, and the pool stops joining.
+  failExecute = true
+  sent.length = 0
+  t.equal(await write('z', 1), 0)
+  t.same(firstWords(), ['BEGIN; SELECT', 'ROLLBACK', 'BEGIN; SELECT', 'select count(*)', 'INSERT INTO', 'UPDATE change_counter'], 'tried once, undone, sent again')
+  t.match(sent[0], /EXECUTE planning_/)
+  sent.length = 0
+  t.equal(await write('z', 1), 1, 'the first one committed once')
+  t.same(firstWords(), ['BEGIN; SELECT', 'select count(*)', 'INSERT INTO', 'UPDATE change_counter'], 'no EXECUTE any more on this pool')
 })
 
 t.test('no query is sent on a connection while another runs there (pg 8 warns, pg 9 refuses): at start and in writes', { skip }, async (t) => {

@@ -36,6 +36,14 @@ function executeOf (client: pg.PoolClient, args: unknown[]): string | undefined 
   return literals.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${literals.join(', ')})`
 }
 
+/**
+ * What the connections of one pool share: whether `EXECUTE` of a named statement works there. A
+ * pooler that keeps protocol-level prepared statements for its clients (PgBouncer 1.21 and later)
+ * names them otherwise on the server, so an `EXECUTE` by our name finds none: the first such
+ * failure turns joining off for the pool, and that write goes again as it would have.
+ */
+export interface JoinedStatements { execute: boolean }
+
 /** How much longer than PostgreSQL's own timeout the client waits for a committing statement. */
 const COMMIT_MARGIN_MS = 200
 
@@ -51,7 +59,7 @@ const COMMIT_MARGIN_MS = 200
  * first. Returns what to call when the client goes back to the pool (nothing held is carried to
  * its next user).
  */
-export function joinRoundTrips (client: pg.PoolClient, left: () => number | undefined): () => void {
+export function joinRoundTrips (client: pg.PoolClient, left: () => number | undefined, pool: JoinedStatements = { execute: true }): () => void {
   const query = client.query.bind(client) as Send
   let held = false
   let committed = false
@@ -111,8 +119,17 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
   const withLock = async (key: string, args: unknown[]): Promise<unknown> => {
     const [text, values] = args
     if (typeof text === 'string' && Array.isArray(values) && values.length === 0 && (text === 'commit' || text === 'rollback')) return answered(text.toUpperCase())
-    const executed = executeOf(client, args)
-    if (executed !== undefined) return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+    const executed = pool.execute ? executeOf(client, args) : undefined
+    if (executed !== undefined) {
+      try {
+        return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== '26000') throw err
+        // Nothing of the transaction stands (it failed at its statement): undone, then sent again.
+        pool.execute = false
+        await query('ROLLBACK')
+      }
+    }
     await simple(`BEGIN; ${lockSql(key)}`)
     return await dispatch(args, false, false)
   }

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { joinRoundTrips } from './postgres-round-trips.js'
+import { joinRoundTrips, type JoinedStatements } from './postgres-round-trips.js'
 import { statementName } from './prepared.js'
 import type { Database } from '../schema.js'
 import { longDeadline } from './long-work.js'
@@ -78,10 +78,11 @@ export function postgresKysely (options: PostgresOptions): Kysely<Database> {
     released.get(client)?.()
     if (stale.has(client)) client.end().catch(() => {})
   })
+  const joined: JoinedStatements = { execute: true }
   pool.on('connect', (client) => {
     client.on('error', dropped)
     if (timeoutMs !== undefined) boundByDeadline(client, left(client))
-    released.set(client, joinRoundTrips(client, timeoutMs === undefined ? () => undefined : left(client)))
+    released.set(client, joinRoundTrips(client, timeoutMs === undefined ? () => undefined : left(client), joined))
     if (options.preparedStatements !== false) nameStatements(client, () => stale.add(client))
     // Ended as it goes back as well: its socket may not have told pg it closed by then.
     if (timeoutMs !== undefined) closeOnReadTimeout(client, () => stale.add(client))
