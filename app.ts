@@ -254,7 +254,7 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
   }
   // The hosted service's GraphQL API (docs/graphql.md): a door to the same operations.
   if (wanted.has('issues') && wanted.has('boards')) await fastify.register(graphqlPlugin, { now: opts.clock, corsConfigured: (opts.corsOrigins?.length ?? 0) > 0, answerCacheMb: (opts.readCacheMb ?? 64) / 4, publicUrl: opts.signIn?.publicUrl })
-  if (wanted.has('epics')) await fastify.register(epicsPlugin)
+  if (wanted.has('epics')) await fastify.register(epicsPlugin, { publicUrl: opts.signIn?.publicUrl })
   if (wanted.has('milestones')) await fastify.register(milestonesPlugin)
   if (wanted.has('dependencies')) await fastify.register(dependenciesPlugin)
   if (wanted.has('releases')) await fastify.register(releasesPlugin)

@@ -8,7 +8,7 @@ import { reaches } from './graph.js'
 import { Invalid, NotFound } from './errors.js'
 import { refKey, refuseOverlap, resolveRefs, toRef, type IssueRef, type ResolvedIssue } from './issue-refs.js'
 import type { PipelineRef } from './issues.js'
-import { issueByNumber, requireIssue, touchPlanning, webUrl, type Repository } from './repositories.js'
+import { issueByNumber, issueUrl, requireIssue, touchPlanning, type Repository } from './repositories.js'
 import type { User } from './users.js'
 import { reached, writeTransaction, type Executor } from './engine/transaction.js'
 
@@ -65,12 +65,13 @@ export function createEpicsRepository (db: Executor, events?: DomainEvents) {
   }
 
   return {
-    async list (repo: Repository): Promise<EpicListEntry[]> {
+    /** The repository's epics; `issue_url` null for a repository with no issue host (the REST plugin links its board). */
+    async list (repo: Repository): Promise<Array<Omit<EpicListEntry, 'issue_url'> & { issue_url: string | null }>> {
       const rows = await db.selectFrom('issues').select('number').where('repo_id', '=', repo.id).where('is_epic', '=', 1).orderBy('number').execute()
       return rows.map((e) => ({
         issue_number: Number(e.number),
         repo_id: repo.id,
-        issue_url: `${webUrl(repo)}/issues/${e.number}`
+        issue_url: issueUrl(repo, Number(e.number))
       }))
     },
 

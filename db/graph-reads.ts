@@ -330,6 +330,13 @@ export function createGraphReads (db: Executor) {
         .where('w.id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('workspace_id').where('repo_id', 'in', [...repoIds]))
         .orderBy('w.created_at').orderBy('w.seq').execute()
     },
+    /** The oldest workspace holding each of the repositories (none: left out). */
+    async firstWorkspacesOf (repoIds: readonly number[]): Promise<Map<number, string>> {
+      if (repoIds.length === 0) return new Map()
+      const rows = await db.selectFrom('workspace_repositories as wr').innerJoin('workspaces as w', 'w.id', 'wr.workspace_id')
+        .select(['wr.repo_id', 'w.id']).where('wr.repo_id', 'in', [...repoIds]).orderBy('w.created_at', 'desc').orderBy('w.seq', 'desc').execute()
+      return new Map(rows.map((r) => [Number(r.repo_id), r.id]))
+    },
     async repositoriesOf (workspaceIds: readonly string[]): Promise<Array<{ workspace_id: string, repo_id: number }>> {
       if (workspaceIds.length === 0) return []
       return (await db.selectFrom('workspace_repositories').select(['workspace_id', 'repo_id']).where('workspace_id', 'in', [...workspaceIds]).orderBy('repo_id').execute())

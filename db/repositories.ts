@@ -14,9 +14,19 @@ import { notedEvents, reached, type Executor } from './engine/transaction.js'
 
 export type Repository = Static<typeof AdminRepository>
 
-/** A repository's page: its issue host's, or GitHub's for repositories typed in by hand. */
-export function webUrl (repo: Repository): string {
-  return repo.html_url ?? `https://github.com/${repo.owner}/${repo.name}`
+/**
+ * A repository's page on its issue host; null for one this server holds itself (made here, by a
+ * fixture or an import that gave no page): a github.com address guessed from its name would be
+ * somebody else's repository.
+ */
+export function webUrl (repo: Repository): string | null {
+  return repo.html_url ?? null
+}
+
+/** An issue's page on its repository's issue host, or null (webUrl). */
+export function issueUrl (repo: Repository, number: number): string | null {
+  const web = webUrl(repo)
+  return web === null ? null : `${web}/issues/${number}`
 }
 export type Milestone = Static<typeof AdminMilestone>
 

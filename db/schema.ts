@@ -94,7 +94,7 @@ export interface RepositoriesTable {
   id: number
   owner: string
   name: string
-  /** the repository's page on its issue host; null: https://github.com/owner/name */
+  /** the repository's page on its issue host; null: it has none (made here, by a fixture or an import that gave none) */
   html_url: string | null
   /** the connection it is bound to: only that connection's deliveries and imports change it */
   connection_id: string | null

@@ -1,15 +1,15 @@
 import type { DomainEvent, SprintRef } from '../db/domain-events.js'
-import { webUrl } from '../db/repositories.js'
+import { issueUrl, webUrl } from '../db/repositories.js'
 
 /**
  * The hosted API's custom webhook body for a board or estimate change: form fields, every value
- * a string (docs/api.md, "Webhooks").
+ * a string (docs/api.md, "Webhooks"); `github_url` is empty for a repository with no issue host.
  */
 export function webhookPayload (event: DomainEvent): Record<string, string> {
   // Events about a repository rather than an issue: the common fields, with no issue named.
   const aboutRepository = (e: { type: string, repo: DomainEvent['repo'], user: DomainEvent['user'] }) => ({
     type: e.type,
-    github_url: webUrl(e.repo),
+    github_url: webUrl(e.repo) ?? '',
     organization: e.repo.owner,
     repo: e.repo.name,
     user_name: e.user.login,
@@ -28,7 +28,7 @@ export function webhookPayload (event: DomainEvent): Record<string, string> {
   if (!('issue' in event)) return { ...aboutRepository(event), ...sprintFields(event.workspace, event.sprint) }
   const common = {
     type: event.type,
-    github_url: `${webUrl(event.repo)}/issues/${event.issue.number}`,
+    github_url: issueUrl(event.repo, event.issue.number) ?? '',
     organization: event.repo.owner,
     repo: event.repo.name,
     user_name: event.user.login,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { httpErrors } from '@fastify/sensible'
 import fp from 'fastify-plugin'
 import { createBoardReads } from '../db/board-reads.js'
-import { webUrl } from '../db/repositories.js'
+import { issueUrl, webUrl } from '../db/repositories.js'
 import { ClosedIssuesPage, ClosedIssuesQuery, NamedRepository, SprintIssues, SprintParams, WorkspaceParams } from '../schemas/board-reads.js'
 import { Type, errorResponses, RepoParams } from '../schemas/common.js'
 import { workspaceAccess } from './sprints.js'
@@ -51,9 +51,8 @@ const boardReads: FastifyPluginAsyncTypebox = async (fastify) => {
     // One more than asked tells whether another page follows.
     const [rows, total] = await Promise.all([reads.closed(repository.id, limit + 1, before), reads.closedCount(repository.id)])
     const page = rows.slice(0, limit)
-    const web = webUrl(repository)
     return {
-      data: page.map((issue) => ({ ...issue, html_url: `${web}/issues/${issue.issue_number}` })),
+      data: page.map((issue) => ({ ...issue, html_url: issueUrl(repository, issue.issue_number) })),
       next_before: rows.length > limit ? page[page.length - 1].issue_number : null,
       total
     }

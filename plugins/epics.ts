@@ -5,7 +5,7 @@ import { EmptyBody, errorResponses, IssueParams, RepoParams } from '../schemas/c
 import { ConvertToEpicBody, EpicData, EpicList, EpicParams, UpdateEpicIssuesBody, UpdateEpicIssuesReply } from '../schemas/epics.js'
 
 /** Endpoints 6-10: epics. Children may live in any repository the caller can read. */
-const epics: FastifyPluginAsyncTypebox = async (fastify) => {
+const epics: FastifyPluginAsyncTypebox<{ publicUrl?: string }> = async (fastify, opts) => {
   const repo = fastify.planningStore.epics
   const { requireAccess } = fastify.planningAuth
   const readable = async (request: FastifyRequest) => {
@@ -17,7 +17,14 @@ const epics: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p1/repositories/:repo_id/epics', {
     schema: { tags, summary: 'Epics of a repository', params: RepoParams, response: { 200: EpicList, ...errorResponses } }
-  }, async (request) => ({ epic_issues: await repo.list(await requireAccess(request, request.params.repo_id, 'read')) }))
+  }, async (request) => {
+    const repository = await requireAccess(request, request.params.repo_id, 'read')
+    const list = await repo.list(repository)
+    // A repository with no issue host: the issue on this server's board (oldest workspace holding it), never a guessed github.com address.
+    const board = list.some((e) => e.issue_url === null) ? (await fastify.planningStore.workspaces.holdingAny([repository.id]))[0]?.id : undefined
+    const link = (number: number) => `${opts.publicUrl ?? ''}${fastify.prefix}/board?${new URLSearchParams({ ...(board === undefined ? {} : { board }), repo: String(repository.id), q: `#${number}` }).toString()}`
+    return { epic_issues: list.map((e) => ({ ...e, issue_url: e.issue_url ?? link(e.issue_number) })) }
+  })
 
   fastify.get('/p1/repositories/:repo_id/epics/:epic_id', {
     schema: { tags, summary: 'Epic data', params: EpicParams, response: { 200: EpicData, ...errorResponses } }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
 import { httpErrors } from '@fastify/sensible'
-import { webUrl } from '../db/repositories.js'
+import { issueUrl } from '../db/repositories.js'
 import type { FeedCursor } from '../db/issues.js'
 import { Type, errorResponses, IssueParams, RepoParams } from '../schemas/common.js'
 import {
@@ -51,8 +51,7 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
     if (numbers.length > MAX_BULK) throw httpErrors.badRequest(`querystring/issue_numbers must not list more than ${MAX_BULK} issues`)
     if (numbers.some((n) => !Number.isSafeInteger(n))) throw httpErrors.badRequest('querystring/issue_numbers must list positive integers')
     const data = await repo.dataOf(request.params.repo_id, numbers)
-    const web = webUrl(repository)
-    return numbers.filter((n) => data.has(n)).map((n) => ({ issue_number: n, html_url: `${web}/issues/${n}`, ...data.get(n)! }))
+    return numbers.filter((n) => data.has(n)).map((n) => ({ issue_number: n, html_url: issueUrl(repository, n), ...data.get(n)! }))
   })
 
   fastify.get('/p1/repositories/:repo_id/events', {

@@ -7,7 +7,7 @@ import { setPipelineLabel } from '../db/workspaces.js'
 import { Type, EmptyBody, ErrorBody, errorResponses, ObjectId } from '../schemas/common.js'
 import { HostWriter, type HostWriterOptions } from '../services/host-writer.js'
 import { createHostIssues } from '../services/host-issues.js'
-import { webUrl } from '../db/repositories.js'
+import { issueUrl } from '../db/repositories.js'
 import { BulkIssue } from '../schemas/issues.js'
 import { IssueParams, RepoParams } from '../schemas/common.js'
 import { parsePosition } from './boards.js'
@@ -98,7 +98,7 @@ const twoWaySync: FastifyPluginAsyncTypebox<TwoWaySyncOptions> = async (fastify,
   const answer = async (repoId: number, number: number) => {
     const repository = await store.repositories.requireRepository(repoId)
     const data = (await store.issues.dataOf(repoId, [number])).get(number)!
-    return { issue_number: number, html_url: `${webUrl(repository)}/issues/${number}`, ...data }
+    return { issue_number: number, html_url: issueUrl(repository, number), ...data }
   }
   const tags = ['issues', 'extensions']
 

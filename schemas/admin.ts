@@ -31,7 +31,7 @@ export const AdminRepository = Type.Object({
   id: Type.Integer(),
   owner: Type.String(),
   name: Type.String(),
-  html_url: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'its page on the issue host (null: https://github.com/owner/name)' }))
+  html_url: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'its page on the issue host (null: none, it has no issue host)' }))
 })
 /** A repository as the admin API lists it: with the issue-host connection it is bound to, if any. */
 export const AdminRepositoryListed = Type.Object({

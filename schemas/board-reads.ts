@@ -8,7 +8,7 @@ export const NamedRepository = Type.Object({
   id: Type.Integer(),
   owner: Type.String(),
   name: Type.String(),
-  html_url: Type.String({ description: 'the repository\'s page on its issue host' })
+  html_url: Type.Union([Type.String(), Type.Null()], { description: 'the repository\'s page on its issue host; null for one with no issue host (made here)' })
 })
 
 export const ClosedIssuesQuery = Type.Object({
@@ -19,7 +19,7 @@ export const ClosedIssuesQuery = Type.Object({
 export const ClosedIssue = Type.Object({
   issue_number: Type.Integer(),
   title: Type.String(),
-  html_url: Type.String(),
+  html_url: Type.Union([Type.String(), Type.Null()], { description: 'the issue\'s page on its issue host; null for a repository with no issue host' }),
   estimate: Type.Optional(Estimate),
   is_epic: Type.Boolean()
 })

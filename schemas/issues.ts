@@ -42,7 +42,7 @@ export const BulkIssuesQuery = Type.Object({
 export const BulkIssue = Type.Intersect([Type.Object({
   issue_number: Type.Integer(),
   title: Type.String(),
-  html_url: Type.String({ description: 'the issue\'s page on its issue host' }),
+  html_url: Type.Union([Type.String(), Type.Null()], { description: 'the issue\'s page on its issue host; null for a repository with no issue host (made here)' }),
   pull_request: Type.Boolean({ description: 'true for a pull request (the issue host\'s; same number space as issues)' }),
   labels: Type.Array(Type.Object({ name: Type.String(), color: Type.Union([Type.String(), Type.Null()]) }), { description: 'the issue host\'s labels (two-way sync)' }),
   assignees: Type.Array(Type.Object({ login: Type.String(), avatar_url: Type.Union([Type.String(), Type.Null()]) }), { description: 'the issue host\'s assignees' }),

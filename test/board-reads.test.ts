@@ -6,9 +6,9 @@ t.test('a workspace\'s readable repositories with their names', async (t) => {
   const alice = await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories` })
   t.equal(alice.statusCode, 200)
   t.same(alice.json().map((r: { id: number, owner: string, name: string, html_url: string }) => [r.id, `${r.owner}/${r.name}`, r.html_url]), [
-    [REPO, 'acme/api', 'https://github.com/acme/api'],
-    [OTHER_REPO, 'acme/web', 'https://github.com/acme/web'],
-    [PRIVATE_REPO, 'acme/secret', 'https://github.com/acme/secret']
+    [REPO, 'acme/api', null],
+    [OTHER_REPO, 'acme/web', null],
+    [PRIVATE_REPO, 'acme/secret', null]
   ])
   t.same((await app.as('bob', { url: `/p2/workspaces/${WS_OLD}/repositories` })).json().map((r: { id: number }) => r.id), [REPO, OTHER_REPO], 'only what bob can read')
   t.same((await app.as('carol', { url: `/p2/workspaces/${WS_NEW}/repositories` })).json().map((r: { name: string }) => r.name), ['api'])
@@ -29,8 +29,8 @@ t.test('closed issues, highest number first, a page at a time', async (t) => {
   t.equal(first.statusCode, 200)
   t.same(first.json(), {
     data: [
-      { issue_number: 10, title: 'Done 10', html_url: 'https://github.com/acme/api/issues/10', is_epic: false },
-      { issue_number: 9, title: 'Done 9', html_url: 'https://github.com/acme/api/issues/9', is_epic: false, estimate: { value: 3 } }
+      { issue_number: 10, title: 'Done 10', html_url: null, is_epic: false },
+      { issue_number: 9, title: 'Done 9', html_url: null, is_epic: false, estimate: { value: 3 } }
     ],
     next_before: 9,
     total: 4

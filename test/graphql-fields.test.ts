@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, buildWithSql, OTHER_REPO, P, REPO, WS_NEW, WS_OLD } from './helper.js'
+import { build, buildWithSql, OTHER_REPO, P, REPO, testFixture, WS_NEW, WS_OLD } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql } from './gql.js'
 import { deliver, SECRET } from './deliveries.js'
@@ -34,6 +34,35 @@ t.test('zenhubUrl is this server\'s board filtered to the issue; a workspace not
   t.equal(there.json().data.node.zenhubUrl, `https://plan.example.com/planning/board?board=${WS_OLD}&repo=${REPO}&q=%233`, 'PUBLIC_URL and BASE_PATH')
   const page = await hosted.as('carol', { url: `/board?board=${WS_OLD}&repo=${REPO}&q=%233` })
   t.equal(page.statusCode, 200, 'the board page answers there')
+})
+
+t.test('a repository with no issue host links to no github.com: htmlUrl and epics\' issue_url are this server\'s board, REST html_url null; a host\'s page stays', async (t) => {
+  const fixture = testFixture()
+  const hosted = await build(t, {
+    basePath: '/planning',
+    signIn: { publicUrl: 'https://plan.example.com' },
+    fixture: { ...fixture, repositories: fixture.repositories.map((r) => r.id === OTHER_REPO ? { ...r, html_url: 'https://git.example.org/acme/web' } : r) }
+  })
+  // Typed in by hand with an id, in no workspace: still held here only.
+  t.equal((await hosted.admin({ method: 'POST', url: '/admin/repositories', payload: { id: 4242, owner: 'team', name: 'loose' } })).statusCode, 201)
+  t.equal((await hosted.admin({ method: 'POST', url: '/admin/repositories/4242/issues', payload: { number: 1, title: 'Loose' } })).statusCode, 201)
+  await hosted.admin({ method: 'PUT', url: '/admin/repositories/4242/permissions/alice', payload: { permission: 'read' } })
+  const doc = `{ here: issueByInfo(repositoryGhId: ${REPO}, issueNumber: 3) { htmlUrl } host: issueByInfo(repositoryGhId: ${OTHER_REPO}, issueNumber: 1) { htmlUrl }
+    loose: issueByInfo(repositoryGhId: 4242, issueNumber: 1) { htmlUrl } }`
+  const answer = await hosted.as('alice', { method: 'POST', url: '/public/graphql', payload: { query: doc } })
+  t.same(answer.json().data, {
+    here: { htmlUrl: `https://plan.example.com/planning/board?board=${WS_OLD}&repo=${REPO}&q=%233` },
+    host: { htmlUrl: 'https://git.example.org/acme/web/issues/1' },
+    loose: { htmlUrl: 'https://plan.example.com/planning/board?repo=4242&q=%231' }
+  }, 'the board (in the oldest workspace holding it, else none named); the host\'s page where there is one')
+  const rest = async (repo: number, n: number) => (await hosted.as('alice', { url: `/p1/repositories/${repo}/issues?issue_numbers=${n}` })).json()[0].html_url
+  t.equal(await rest(REPO, 3), null, 'REST: null, no page on an issue host')
+  t.equal(await rest(4242, 1), null)
+  t.equal(await rest(OTHER_REPO, 1), 'https://git.example.org/acme/web/issues/1')
+  t.equal((await hosted.as('bob', { method: 'POST', url: `/p1/repositories/${REPO}/issues/1/convert_to_epic`, payload: { issues: [{ repo_id: REPO, issue_number: 2 }] } })).statusCode, 200)
+  const epics = (await hosted.as('alice', { url: `/p1/repositories/${REPO}/epics` })).json()
+  t.same(epics.epic_issues.map((e: any) => e.issue_url), [`https://plan.example.com/planning/board?board=${WS_OLD}&repo=${REPO}&q=%231`], 'the hosted API\'s issue_url (a string): the board')
+  t.notMatch(answer.body + JSON.stringify(epics), /github\.com/, 'no github.com anywhere')
 })
 
 t.test('User.zenhubUser: the user a host identity of the login is linked to, else the user of that login, else null', async (t) => {

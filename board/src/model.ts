@@ -2,7 +2,8 @@
 // Decisions of the board page as pure functions: what a card is, how boards of several
 // repositories become one, what a filter keeps, where a drop lands. Unit-tested without a browser.
 
-export interface Repo { id: number, owner: string, name: string, html_url: string }
+/** html_url null: a repository with no issue host (made on this server) */
+export interface Repo { id: number, owner: string, name: string, html_url: string | null }
 export interface Pipeline { id: string, name: string, host_label?: string | null }
 export interface Workspace { id: string, name: string, description: string | null, repositories: number[], pipelines: Pipeline[] }
 export interface BoardIssue { issue_number: number, is_epic: boolean, estimate?: { value: number }, position?: number }
@@ -14,7 +15,7 @@ export interface Card {
   repo: number
   number: number
   title: string
-  html_url: string
+  html_url: string | null
   estimate: number | null
   is_epic: boolean
   closed: boolean
@@ -33,7 +34,7 @@ export interface Milestone { number: number, title: string, due_on: string | nul
 export interface BulkIssue {
   issue_number: number
   title: string
-  html_url: string
+  html_url: string | null
   status?: string
   estimate?: { value: number }
   is_epic: boolean

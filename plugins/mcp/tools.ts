@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { Type, type Static, type TObject } from '@sinclair/typebox'
 import { Invalid, NotFound } from '../../db/errors.js'
 import { createIssueSearch } from '../../db/issue-search.js'
-import { webUrl } from '../../db/repositories.js'
+import { issueUrl } from '../../db/repositories.js'
 import { createReportsRepository } from '../../db/reports.js'
 import { createHostIssues } from '../../services/host-issues.js'
 import { parsePosition } from '../boards.js'
@@ -51,7 +51,7 @@ async function describeIssue (ctx: ToolContext, repoId: number, number: number):
     repo_id: repoId,
     repository: `${repository.owner}/${repository.name}`,
     issue_number: number,
-    html_url: `${webUrl(repository)}/issues/${number}`,
+    html_url: issueUrl(repository, number),
     ...data,
     blocked_by: dependencies.filter((d) => same(d.blocked)).map((d) => d.blocking),
     blocks: dependencies.filter((d) => same(d.blocking)).map((d) => d.blocked)

@@ -62,7 +62,7 @@ export function Card (props: CardProps) {
       aria-posinset=${props.index + 1} aria-setsize=${props.count} style=${{ top: `${props.top}px` }} onFocus=${(e: FocusEvent) => { if (e.target === ref.current) props.onFocus() }}>
     ${editable && html`<span class="grip" aria-hidden="true" title="Drag to move">⠿</span>`}
     <div class="line">
-      <a href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>
+      ${card.html_url === null ? html`<span class="number">#${card.number}</span>` : html`<a href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>`}
       <span class="title">${card.title}</span>
     </div>
     <div class="meta" ref=${meta}>

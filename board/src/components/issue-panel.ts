@@ -152,7 +152,7 @@ export function IssuePanel ({ store, issueKey, onClose }: { store: Store, issueK
     </header>
     ${editing && writable && html`<${EditIssue} store=${store} card=${card} onDone=${() => setEditing(false)} />`}
     <dl class="facts">
-      <dt>Repository</dt><dd>${repo === undefined ? `repository ${card.repo}` : `${repo.owner}/${repo.name}`} · <a href=${card.html_url} target="_blank" rel="noopener">Open on the issue host</a></dd>
+      <dt>Repository</dt><dd>${repo === undefined ? `repository ${card.repo}` : `${repo.owner}/${repo.name}`}${card.html_url !== null && html` · <a href=${card.html_url} target="_blank" rel="noopener">Open on the issue host</a>`}</dd>
       <dt>State</dt><dd>${card.closed ? 'Closed' : 'Open'}
         ${writable && html`<button type="button" onClick=${() => { store.setIssueState(issueKey, card.closed ? 'reopen' : 'close') }}>${card.closed ? 'Reopen issue' : 'Close issue'}</button>`}</dd>
       ${card.labels.length > 0 && html`<dt>Labels</dt><dd class="labels">${card.labels.map((l) => {

@@ -21,5 +21,3 @@ export const sprintObject = (row: Sprint) => ({ ...row, __typename: 'Sprint' as 
 export type SprintObject = ReturnType<typeof sprintObject>
 
 export const ORGANIZATION = { __typename: 'ZenhubOrganization' as const, id: encodeId('ZenhubOrganization', 1), name: 'Planning server' }
-
-export const webUrl = (repo: RepositoryNode) => repo.html_url ?? `https://github.com/${repo.owner}/${repo.name}`

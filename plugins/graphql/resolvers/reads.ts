@@ -6,7 +6,7 @@ import type { GraphContext } from '../context.js'
 import { connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
 import { encodeId, ghIdOf, milestoneKey, nodeKey, numberKey, pipelineIssueId, pipelineKey, repoOfGhId, textKey } from '../ids.js'
 import {
-  ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, webUrl, workspaceObject,
+  ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, workspaceObject,
   type IssueObject, type PipelineObject, type RepositoryObject, type SprintObject, type WorkspaceObject
 } from './objects.js'
 import { pipelineFor, workspaceFor } from './visibility.js'
@@ -447,9 +447,22 @@ export const loaders = {
       const rows = new Map((await ctx.reads.repositoriesByIds([...new Set(queries.map((q) => q.obj.repo_id))])).map((r) => [r.id, r]))
       return queries.map((q) => repositoryObject(rows.get(q.obj.repo_id)!))
     },
+    /**
+     * The issue's page on its issue host; for a repository with no issue host (made here), this
+     * server's board filtered to it (as zenhubUrl, in the oldest workspace holding the repository),
+     * never a github.com address guessed from the name: that would be somebody else's.
+     */
     async htmlUrl (queries: Array<Query<IssueObject>>, ctx: Ctx) {
       const rows = new Map((await ctx.reads.repositoriesByIds([...new Set(queries.map((q) => q.obj.repo_id))])).map((r) => [r.id, r]))
-      return queries.map((q) => `${webUrl(rows.get(q.obj.repo_id)!)}/${q.obj.is_pull_request === 1 ? 'pull' : 'issues'}/${q.obj.number}`)
+      const local = [...rows.values()].filter((r) => r.html_url === null).map((r) => r.id)
+      const boards = await ctx.reads.firstWorkspacesOf(local)
+      return queries.map((q) => {
+        const web = rows.get(q.obj.repo_id)!.html_url
+        if (web !== null) return `${web}/${q.obj.is_pull_request === 1 ? 'pull' : 'issues'}/${q.obj.number}`
+        const board = boards.get(q.obj.repo_id)
+        const query = new URLSearchParams({ ...(board === undefined ? {} : { board }), repo: String(q.obj.repo_id), q: `#${q.obj.number}` })
+        return ctx.address(`/board?${query.toString()}`)
+      })
     },
     async body (queries: Array<Query<IssueObject>>, ctx: Ctx) {
       const rows = new Map((await ctx.reads.bodiesOf([...new Set(queries.map((q) => q.obj.id))])).map((r) => [Number(r.id), r.body]))
