@@ -27,7 +27,7 @@ export function boardJson (reply: FastifyReply, board: Board): SerializedAnswer 
     let slice = slices.get(pipeline)
     if (slice === undefined) {
       const alone = reply.serialize({ pipelines: [pipeline] }) as string
-      if (tail !== ']}' || !alone.startsWith(head) || !alone.endsWith(tail)) return new SerializedAnswer(Buffer.from(reply.serialize(board) as string))
+      if (tail !== ']}' || !alone.startsWith(head) || !alone.endsWith(tail)) return new SerializedAnswer(Buffer.from(reply.serialize(board) as string), undefined, true)
       const bytes = Buffer.from(alone.slice(head.length, -tail.length))
       slice = { bytes, digest: createHash('sha1').update(bytes).digest() }
       slices.set(pipeline, slice)
@@ -37,5 +37,5 @@ export function boardJson (reply: FastifyReply, board: Board): SerializedAnswer 
     tag.update(slice.digest)
   }
   parts.push(Buffer.from(tail))
-  return new SerializedAnswer(Buffer.concat(parts), `"${tag.digest('base64url').slice(0, 22)}"`)
+  return new SerializedAnswer(Buffer.concat(parts), `"${tag.digest('base64url').slice(0, 22)}"`, true)
 }

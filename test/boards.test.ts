@@ -169,7 +169,9 @@ t.test('board and issue reads run a fixed number of queries', async (t) => {
     await app.admin({ method: 'POST', url: `/admin/repositories/${REPO}/issues`, payload: { number: n, title: `n${n}` } })
   }
   await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, payload: { estimate: 2 } })
-  t.equal(await count(`/p1/repositories/${REPO}/board`), smallBoard, 'same query count with 10x the issues')
+  // The issues were added by writes that name their rows: the board kept in memory reads those only.
+  const bigBoard = await count(`/p1/repositories/${REPO}/board`)
+  t.ok(bigBoard <= smallBoard, `no more statements with 10x the issues (${bigBoard}, against ${smallBoard} for the first read)`)
   t.equal(await count(`/p1/repositories/${REPO}/issues/1`), smallIssue)
   t.ok(smallBoard <= 8, `board read uses ${smallBoard} statements`)
 })

@@ -115,7 +115,9 @@ t.test('a write confined to one repository keeps the others\' cached answers; th
   t.equal(await misses(), before + 2)
 
   t.equal((await app.inject({ method: 'POST', url: '/p1/dependencies', headers, payload: { blocking: { repo_id: REPO, issue_number: 3 }, blocked: { repo_id: OTHER_REPO, issue_number: 2 } } })).statusCode, 200)
-  t.equal(await read(board(OTHER_REPO)), otherBoard, 'a dependency touches both sides: the board is built again, the same')
+  t.equal(await read(board(OTHER_REPO)), otherBoard, 'a dependency touches both sides, but no board row: the board is sent as kept')
+  t.equal(await misses(), before + 2)
+  t.equal(await read(`/p1/repositories/${OTHER_REPO}/issues/1`), otherIssue, 'its issue data, not a board, is built again')
   t.equal(await misses(), before + 3)
 
   // A write that says nothing of its reach (a pipeline's host label) drops every kept answer.

@@ -2,10 +2,20 @@ import { CommittedWrites } from './committed-writes.js'
 
 /**
  * A kept answer: its bytes and tag, good at change-counter `version`; `repoId` is the repository
- * whose data it shows (undefined: any write may change it); `viewed`, the workspaces a GraphQL
- * answer opened (recorded as viewed each time it is sent).
+ * whose data it shows (undefined: any write may change it); `boardRowsOnly`, that it shows only
+ * that repository's board rows (a whole board); `viewed`, the workspaces a GraphQL answer opened
+ * (recorded as viewed each time it is sent).
  */
-export interface Entry { version: number, body: Buffer, etag: string, bytes: number, repoId?: number, viewed?: readonly string[], favorites?: string }
+export interface Entry {
+  version: number
+  body: Buffer
+  etag: string
+  bytes: number
+  repoId?: number
+  boardRowsOnly?: boolean
+  viewed?: readonly string[]
+  favorites?: string
+}
 
 /** What an entry costs beyond its bytes and key: the entry object, its tag, the map's slot. */
 export const ENTRY_OVERHEAD = 256
@@ -42,14 +52,18 @@ export class ReadCache {
 
   /**
    * The entry under `key` if it holds at `version`: made at it, or made earlier for a repository
-   * that no write since touched (it is then marked good at `version`). A hit makes it the most
-   * recently used.
+   * that no write since touched, or (a board's) whose board rows none changed (it is then marked
+   * good at `version`). A hit makes it the most recently used.
    */
   get (key: string, version: number | undefined): Entry | undefined {
     const entry = this.entries.get(key)
     if (entry === undefined || version === undefined) return undefined
     if (entry.version !== version) {
-      if (entry.repoId === undefined || !this.writes.leftAlone(entry.repoId, entry.version, version)) return undefined
+      const { repoId } = entry
+      if (repoId === undefined) return undefined
+      const holds = this.writes.leftAlone(repoId, entry.version, version) ||
+        (entry.boardRowsOnly === true && this.writes.boardRows(repoId, entry.version, version)?.size === 0)
+      if (!holds) return undefined
       entry.version = version
     }
     if (this.newest !== key) {

@@ -30,10 +30,12 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 /**
  * What a `build` may give instead of a value: its JSON bytes, already serialized as the route's
  * response schema would, and its tag when made otherwise than `etagOf` (plugins/board-bytes.ts
- * makes a board's from the pipelines' kept JSON).
+ * makes a board's from the pipelines' kept JSON). `boardRowsOnly`: the answer shows nothing of its
+ * repository but its board's pipelines and rows, so a write that changed none of those rows (a
+ * title, labels) leaves it good.
  */
 export class SerializedAnswer {
-  constructor (readonly body: Buffer, readonly etag?: string) {}
+  constructor (readonly body: Buffer, readonly etag?: string, readonly boardRowsOnly = false) {}
 }
 
 export interface ReadCacheOptions {
@@ -91,6 +93,7 @@ export default fp<ReadCacheOptions>(async (fastify, opts) => {
       const made = built instanceof SerializedAnswer ? built.etag : undefined
       const etag = previous?.body.equals(body) === true ? previous.etag : made ?? etagOf(body)
       entry = { version, body, etag, bytes: body.length + 2 * key.length + ENTRY_OVERHEAD, repoId }
+      if (built instanceof SerializedAnswer && built.boardRowsOnly) entry.boardRowsOnly = true
       // A build that started before a newer one finished never replaces it.
       if (previous === undefined || previous.version <= version) entries.set(key, entry)
     } else {
