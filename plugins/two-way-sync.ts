@@ -64,7 +64,8 @@ const twoWaySync: FastifyPluginAsyncTypebox<TwoWaySyncOptions> = async (fastify,
     if (!('issue' in event)) return
     await createHostWrites(trx).enqueue(event.issue.id, writer.coalesceMs)
     afterCommit(trx, () => writer.poke())
-  }, async (_trx, type) => wants.has(type))
+    // Asked per event (in place of an enqueue that would find nothing), and once per repository by a bulk write.
+  }, async (trx, type, repoId) => wants.has(type) && await createHostWrites(trx).writable(repoId))
   if (options.worker !== false) fastify.addHook('onReady', async () => writer.start())
   fastify.addHook('onClose', async () => {
     unsubscribe()

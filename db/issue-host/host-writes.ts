@@ -37,6 +37,24 @@ const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCas
 export function createHostWrites (db: Executor) {
   return {
     /**
+     * Whether issues of the repository can want a write at all (bound to a connection with a token,
+     * held by a workspace with a labelled pipeline): what `enqueue` checks, asked once for many
+     * issues (an import of thousands announces none where this is false). One statement.
+     */
+    async writable (repoId: number): Promise<boolean> {
+      const row = await db.selectFrom('repositories as r')
+        .innerJoin('connections as c', 'c.id', 'r.connection_id')
+        .select('r.id')
+        .where('r.id', '=', repoId)
+        .where('c.token', 'is not', null)
+        .where(({ exists, selectFrom }) => exists(selectFrom('workspace_repositories as wr')
+          .innerJoin('pipelines as p', 'p.workspace_id', 'wr.workspace_id')
+          .select('p.id').whereRef('wr.repo_id', '=', 'r.id').where('p.host_label', 'is not', null)))
+        .executeTakeFirst()
+      return row !== undefined
+    },
+
+    /**
      * Wants the issue's labels written, when its repository is bound to a connection with a token
      * and a workspace holding it has a labelled pipeline; otherwise nothing. One statement, in the
      * caller's transaction. The write waits `coalesceMs`: changes meanwhile join it (the labels are
