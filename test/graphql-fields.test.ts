@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, buildWithSql, OTHER_REPO, P, REPO, testFixture, WS_NEW, WS_OLD } from './helper.js'
+import { build, buildWithSql, METRICS_TOKEN, OTHER_REPO, P, REPO, testFixture, WS_NEW, WS_OLD } from './helper.js'
 import { encodeId } from '../plugins/graphql/ids.js'
 import { gql } from './gql.js'
 import { deliver, SECRET } from './deliveries.js'
@@ -63,6 +63,25 @@ t.test('a repository with no issue host links to no github.com: htmlUrl and epic
   const epics = (await hosted.as('alice', { url: `/p1/repositories/${REPO}/epics` })).json()
   t.same(epics.epic_issues.map((e: any) => e.issue_url), [`https://plan.example.com/planning/board?board=${WS_OLD}&repo=${REPO}&q=%231`], 'the hosted API\'s issue_url (a string): the board')
   t.notMatch(answer.body + JSON.stringify(epics), /github\.com/, 'no github.com anywhere')
+})
+
+t.test('without PUBLIC_URL an answer with links on the request\'s own address is kept for that address: the next read is a hit, another host gets its own', async (t) => {
+  const app = await build(t, { metricsToken: METRICS_TOKEN })
+  const hits = async () => {
+    const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+    return Number(/^planning_graphql_cache_hits_total (\d+)/m.exec(res.body)?.[1])
+  }
+  const doc = `{ issueByInfo(repositoryGhId: ${REPO}, issueNumber: 3) { htmlUrl zenhubUrl(workspaceId: "${WS_NEW}") } }`
+  const ask = async (host: string) => (await app.as('carol', { method: 'POST', url: '/public/graphql', payload: { query: doc }, headers: { host } })).json().data.issueByInfo
+  const first = await ask('plan.example.net')
+  t.equal(first.zenhubUrl, `http://plan.example.net/board?board=${WS_NEW}&repo=${REPO}&q=%233`)
+  const at = await hits()
+  t.same(await ask('plan.example.net'), first)
+  t.equal(await hits(), at + 1, 'the same address: the kept answer')
+  const other = await ask('elsewhere.example.org')
+  t.equal(other.zenhubUrl, `http://elsewhere.example.org/board?board=${WS_NEW}&repo=${REPO}&q=%233`, 'another address: its own links, never the first one\'s')
+  t.match(other.htmlUrl, /^http:\/\/elsewhere\.example\.org\/board\?/)
+  t.equal(await hits(), at + 1, 'made for it, not sent from the other\'s')
 })
 
 t.test('User.zenhubUser: the user a host identity of the login is linked to, else the user of that login, else null', async (t) => {

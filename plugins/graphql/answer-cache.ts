@@ -5,7 +5,15 @@ import { ENTRY_OVERHEAD, ReadCache } from '../core/cached-answers.js'
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** What a cacheable GraphQL request is keyed on, besides the change counter. */
-export interface AnswerKey { userId: number, scope: string, query: string, variables?: Record<string, unknown> | null, operationName?: string | null }
+export interface AnswerKey {
+  userId: number
+  scope: string
+  query: string
+  variables?: Record<string, unknown> | null
+  operationName?: string | null
+  /** the address links in the answer are made on (PUBLIC_URL, else the request's own protocol and host) */
+  origin: string
+}
 
 /** What a document being run will answer: its bytes when they were kept, else undefined. */
 interface Shared { body: Buffer, viewed?: readonly string[], favorites?: string }
@@ -16,7 +24,8 @@ export interface Miss { version: number, key: string, running?: Running }
 
 /**
  * Answers of GraphQL reads kept per instance like the REST reads' (README, "Read cache"): keyed on
- * the viewer, the document, its variables and the operation, made at a change-counter version, so
+ * the viewer, the document, its variables, the operation and the address its links are made on
+ * (a request's own when PUBLIC_URL is not set), made at a change-counter version, so
  * a repeated read costs auth, the rate limit and a hash; any write (permissions included) moves
  * the counter and the next read runs the document again. Only answers of queries without errors
  * that did not read the clock (a sprint's state moves with time, not with writes) are kept.
@@ -31,7 +40,7 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
   const entries = new ReadCache(Math.round(megabytes * 1024 * 1024))
   const running = new Map<string, Running>()
   const keyOf = (k: AnswerKey): string => createHash('sha256')
-    .update(`${k.userId}\0${k.scope}\0${k.operationName ?? ''}\0${JSON.stringify(k.variables ?? null)}\0${k.query}`).digest('base64')
+    .update(`${k.userId}\0${k.scope}\0${k.origin}\0${k.operationName ?? ''}\0${JSON.stringify(k.variables ?? null)}\0${k.query}`).digest('base64')
   const send = async (request: FastifyRequest, reply: FastifyReply, userId: number, shared: Shared): Promise<void> => {
     entries.stats.hits++
     if (shared.viewed !== undefined && onViewed !== undefined) await onViewed(request, userId, shared.viewed)
@@ -59,7 +68,7 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
           await send(request, reply, key.userId, shared)
           return undefined
         }
-        // not keepable (an error, the clock, the request's host) or favorites changed since: every request runs it itself
+        // not keepable (an error, the clock) or favorites changed since: every request runs it itself
         entries.stats.misses++
         return { version, key: hashed }
       }

@@ -22,8 +22,6 @@ export interface GraphContext {
   clockRead?: boolean
   /** an absolute address of this server for a path under its prefix (PUBLIC_URL, else the request's own) */
   address: (path: string) => string
-  /** set when `address` used the request's own host: the answer then depends on more than its key */
-  hostRead?: boolean
   /** set when a mutation's field ran */
   wrote?: boolean
   /** set when the answer shows what changes without moving the change counter (the viewer's recent workspaces) */

@@ -136,7 +136,9 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       return await reply.status(200).send({ data: null, errors: [{ message: 'a string in the document holds U+0000, which nothing here stores', extensions: { code: 'BAD_USER_INPUT' } }] })
     }
     const user = request.planningUser!
-    const kept = await answers.lookup(request, reply, { userId: user.id, scope: request.planningCredential?.scope ?? '', query, variables, operationName })
+    // Links (zenhubUrl, a local issue's htmlUrl) are made on PUBLIC_URL, else on the request's own address: part of the key.
+    const origin = absoluteUrl(request, opts.publicUrl, '')
+    const kept = await answers.lookup(request, reply, { userId: user.id, scope: request.planningCredential?.scope ?? '', query, variables, operationName, origin })
     if (kept === undefined) return reply
     try {
       return await run(request, reply, kept)
@@ -158,15 +160,12 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
         context.clockRead = true
         return clock()
       },
-      address: (path) => {
-        if (opts.publicUrl === undefined) context.hostRead = true
-        return absoluteUrl(request, opts.publicUrl, `${fastify.prefix}${path}`)
-      }
+      address: (path) => absoluteUrl(request, opts.publicUrl, `${fastify.prefix}${path}`)
     }
     try {
       const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
       const body = JSON.stringify(formatResult(result, request))
-      const keepable = context.wrote !== true && context.clockRead !== true && context.hostRead !== true && context.unkept !== true
+      const keepable = context.wrote !== true && context.clockRead !== true && context.unkept !== true
       if (result.errors === undefined && keepable) answers.keep(kept, body, context.viewed, context.favorites)
       return await reply.status(200).type('application/json; charset=utf-8').send(body)
     } catch (err) {
