@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { atomic, type Executor } from './engine/transaction.js'
 
 /** How many recently opened workspaces are kept per user. */
@@ -38,7 +39,10 @@ export function createWorkspaceViews (db: Executor) {
       for (const { userId, workspaceId, at: now } of views) {
         const at = new Date(now).toISOString()
         const before = new Date(now - VIEW_INTERVAL_MS).toISOString()
-        const written = await trx.insertInto('workspace_views').values({ user_id: userId, workspace_id: workspaceId, viewed_at: at })
+        // Only while both are still there: a view of a person or workspace removed since must not fail the others' write.
+        const written = await trx.insertInto('workspace_views').columns(['user_id', 'workspace_id', 'viewed_at'])
+          .expression(trx.selectFrom(['users as u', 'workspaces as w']).select(['u.id', 'w.id as workspace_id', sql.val(at).as('viewed_at')])
+            .where('u.id', '=', userId).where('w.id', '=', workspaceId))
           .onConflict((oc) => oc.columns(['user_id', 'workspace_id']).doUpdateSet({ viewed_at: at }).where('workspace_views.viewed_at', '<', before))
           .executeTakeFirst()
         if (Number(written.numInsertedOrUpdatedRows ?? 0) > 0) users.add(userId)

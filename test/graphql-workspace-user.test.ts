@@ -233,6 +233,20 @@ t.test('a workspace view is written after the read, outside it and the counter; 
   t.same((await shut.rows()).map((r: any) => Number(r.user_id)), [3], 'the view waiting at shutdown was written')
 })
 
+t.test('a view of a person removed before it was written leaves the others\' views written', async (t) => {
+  const made = await buildWithSql(t)
+  const viewers = async () => (await made.sql('SELECT user_id FROM workspace_views ORDER BY user_id')).map((r) => Number(r.user_id))
+  t.notOk((await gql(made.app, 'carol', `{ workspace(id: "${WS_OLD}") { name } }`)).errors)
+  t.equal((await made.app.admin({ method: 'DELETE', url: '/admin/users/carol' })).statusCode, 204, 'carol removed while her view waits')
+  t.notOk((await gql(made.app, 'bob', `{ workspace(id: "${WS_OLD}") { name } }`)).errors)
+  const end = Date.now() + 5000
+  while ((await viewers()).length === 0 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(await viewers(), [2], 'bob\'s view written, carol\'s dropped')
+  t.notOk((await gql(made.app, 'alice', `{ workspace(id: "${WS_NEW}") { name } }`)).errors)
+  while ((await viewers()).length < 2 && Date.now() < end + 3000) await new Promise((resolve) => setTimeout(resolve, 50))
+  t.same(await viewers(), [1, 2], 'and the next ones too')
+})
+
 t.test('sprintReview: made from the stored sprint data (the REST review\'s counts), null before the sprint starts; empty features and schedules', async (t) => {
   const config = { length_weeks: 1, starts_on: '2026-01-05', time_zone: 'UTC', carry_over: false }
   t.equal((await app.as('alice', { method: 'PUT', url: `/p2/workspaces/${WS_NEW}/sprint_config`, payload: config })).statusCode, 200)
