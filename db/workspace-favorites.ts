@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { nowIso } from './ids.js'
 import { atomic, type Executor } from './engine/transaction.js'
 
@@ -34,6 +35,8 @@ export function createWorkspaceFavorites (db: Executor) {
 }
 
 /** What a user's favorites are, in a few bytes: equal stamps, the same favorites. */
-export const favoritesStamp = (rows: readonly WorkspaceFavorite[]): string => rows.map((r) => `${r.workspace_id}@${r.created_at}`).join(',')
+/** A digest of the viewer's favorites as they stand: the same size however many there are (kept with each answer that read them). */
+export const favoritesStamp = (rows: readonly WorkspaceFavorite[]): string =>
+  createHash('sha256').update(rows.map((r) => `${r.workspace_id}@${r.created_at}`).join(',')).digest('base64')
 
 export type WorkspaceFavorites = ReturnType<typeof createWorkspaceFavorites>

@@ -32,7 +32,10 @@ export async function viewed (ctx: Ctx, workspaceId: string): Promise<void> {
 /** The viewer's favorites, noted on the context: a kept answer showing them is sent again only while they stay the same. */
 async function myFavorites (ctx: Ctx): Promise<WorkspaceFavorite[]> {
   const rows = await ctx.store.workspaceFavorites.of(ctx.user.id)
-  ctx.favorites = favoritesStamp(rows)
+  const stamp = favoritesStamp(rows)
+  // Read twice in one document and changed between: the answer mixes both, so it is not kept.
+  if (ctx.favorites !== undefined && ctx.favorites !== stamp) ctx.unkept = true
+  ctx.favorites ??= stamp
   return rows
 }
 
