@@ -19,6 +19,8 @@ export interface HostedImportOptions {
   maxWaitMs?: number
   /** a longer answer fails the import (default 16 MiB) */
   maxBodyBytes?: number
+  /** warnings a job keeps word for word (default 100); the rest are counted in one more line */
+  maxWarnings?: number
   /** every request goes through this (default: the issue-host fetch, `fastify.planningHosts.fetch`, with its address policy) */
   fetch?: Fetch
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { build, type App, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD } from './helper.js'
+import { build, type App, OTHER_REPO, PRIVATE_REPO, REPO, testFixture, WS_NEW, WS_OLD } from './helper.js'
 import { FAST, hostImported, LOCAL, MOVER, sameAnswers, source, start, until } from './hosted-source.js'
 
 t.test('an import makes every board, epic, dependency, report and start date the same; a second run changes nothing', async (t) => {
@@ -114,4 +114,20 @@ t.test('a board of 1,200 issues comes over whole in a few statements per 500 iss
   t.same(await board(app), theirs, 'the same board: pipelines, order, positions and estimates')
   const again = await until(app, (await start(app, { api_url: url, token: MOVER, repositories: [repo] })).id)
   t.match(again, { state: 'done', issues_placed: 0, estimates: 0 }, 'a second run changes nothing')
+})
+
+t.test('a source naming issues of repositories not imported (epic children, dependency ends, report issues) makes nothing there: left out with a warning, the warnings bounded', async (t) => {
+  const { url } = await source(t)
+  // The repository the source names in its epic and dependency is here too (a local one, no issues yet).
+  const other = testFixture().repositories.find((r) => r.id === OTHER_REPO)!
+  const fixture = { ...hostImported(), repositories: [...hostImported().repositories, other] }
+  const app = await build(t, { fixture, hosts: LOCAL, hostedImport: { ...FAST, maxWarnings: 2 } })
+  const before = (await app.admin({ url: `/admin/repositories/${OTHER_REPO}/issues` })).json().map((i: any) => i.number)
+  const job = await until(app, (await start(app, { api_url: url, token: MOVER, repositories: [REPO] })).id)
+  t.equal(job.state, 'done', job.error)
+  t.same((await app.admin({ url: `/admin/repositories/${OTHER_REPO}/issues` })).json().map((i: any) => i.number), before, 'no issue made in the repository not imported')
+  t.match(job.warnings.join('\n'), new RegExp(`epic ${REPO}#1: ${OTHER_REPO}#1 left out \\(repositories not imported\\)`))
+  t.match(job.warnings.join('\n'), new RegExp(`dependency ${OTHER_REPO}#2 blocks ${REPO}#4: left out \\(a repository not imported\\)`))
+  t.equal(job.warnings.length, 3, 'two kept word for word')
+  t.match(job.warnings[2], /^… and \d+ more$/, 'the rest counted')
 })

@@ -26,6 +26,8 @@ export interface HostedImporterOptions {
   maxBodyBytes?: number
   /** how long an instance holds an import without saving before another may take it over (default 60 s) */
   leaseMs?: number
+  /** warnings a job keeps word for word (default 100); the rest are counted in one more line */
+  maxWarnings?: number
 }
 
 /** The longest wait before trying an import again while the database is away. */
@@ -183,7 +185,7 @@ export class HostedImporter {
           await save({ state: 'running', waited_seconds: job.waited_seconds })
         }
       })
-      await new Run(this.store, job, client, this.owner, this.leaseMs).all()
+      await new Run(this.store, job, client, this.owner, this.leaseMs, this.options.maxWarnings ?? 100).all()
       await jobs.finish(id, this.owner, 'done', null)
       // The import wrote item by item; the planner learns the sizes once, at the end (an analyze failing loses nothing).
       const ms = await analyzeAfterBulkLoad(this.store.db).catch(() => undefined)
@@ -214,15 +216,24 @@ class Run {
     private readonly job: HostedJob,
     private readonly client: HostedClient,
     private readonly owner: string,
-    private readonly leaseMs: number
+    private readonly leaseMs: number,
+    private readonly maxWarnings: number
   ) {}
 
   private get progress (): HostedProgress {
     return this.job.progress
   }
 
+  /** Warnings kept are bounded (a hostile source could name millions of things to leave out): past the bound, one line counts the rest. */
   private warn (text: string): void {
-    this.job.warnings.push(text)
+    const warnings = this.job.warnings
+    const max = this.maxWarnings
+    if (warnings.length < max) {
+      warnings.push(text)
+      return
+    }
+    const more = /^… and (\d+) more$/.exec(warnings[max] ?? '')
+    warnings[max] = `… and ${more === null ? 1 : Number(more[1]) + 1} more`
   }
 
   /** Writes one item and the progress after it in one transaction: a resumed run goes on from the next item. */
@@ -318,7 +329,10 @@ class Run {
       const epic = await this.client.get(`/p1/repositories/${repoId}/epics/${number}`, RemoteEpic)
       await this.step({ item: this.progress.item + 1 }, async (sync) => {
         if (epic === undefined) return this.warn(`epic ${repoId}#${number}: not found; skipped`)
-        const written = await sync.epic(repoId, number, epic.estimate?.value ?? null, epic.issues)
+        // Only issues of the repositories asked for: a reference elsewhere would make issues on boards the import was not given.
+        const [children, outside] = partition(epic.issues, (ref) => this.job.repositories.includes(ref.repo_id))
+        if (outside.length > 0) this.warn(`epic ${repoId}#${number}: ${outside.map((r) => `${r.repo_id}#${r.issue_number}`).join(', ')} left out (repositories not imported)`)
+        const written = await sync.epic(repoId, number, epic.estimate?.value ?? null, children)
         if (written.changed) this.job.counts.epics++
         if (written.refused.length > 0) this.warn(`epic ${repoId}#${number}: ${written.refused.join(', ')} left out (they contain the epic)`)
       })
@@ -329,7 +343,12 @@ class Run {
   private async dependencies (repoId: number): Promise<void> {
     const listed = await this.client.get(`/p1/repositories/${repoId}/dependencies`, RemoteDependencies)
     await this.step({ stage: 'report-list', item: 0, list: [] }, async (sync) => {
-      const written = await sync.dependencies(repoId, listed?.dependencies ?? [], this.job.repositories)
+      const inside = (ref: { repo_id: number }) => this.job.repositories.includes(ref.repo_id)
+      const [between, outside] = partition(listed?.dependencies ?? [], (d) => inside(d.blocking) && inside(d.blocked))
+      for (const d of outside) {
+        this.warn(`dependency ${d.blocking.repo_id}#${d.blocking.issue_number} blocks ${d.blocked.repo_id}#${d.blocked.issue_number}: left out (a repository not imported)`)
+      }
+      const written = await sync.dependencies(repoId, between, this.job.repositories)
       this.job.counts.dependencies += written.changed
       for (const refused of written.refused) this.warn(`dependency ${refused}: left out (it would make a cycle here)`)
     })
@@ -350,7 +369,9 @@ class Run {
       const issues = report === undefined ? undefined : await this.client.get(`/p1/reports/release/${id}/issues`, RemoteReportIssues)
       await this.step({ item: this.progress.item + 1, reports: [...this.progress.reports, id] }, async (sync) => {
         if (report === undefined) return this.warn(`release report ${id}: not found; skipped`)
-        const written = await sync.releaseReport(report, issues ?? [])
+        const [inside, outside] = partition(issues ?? [], (ref) => this.job.repositories.includes(ref.repo_id))
+        if (outside.length > 0) this.warn(`release report ${id}: ${outside.length} issues of repositories not imported left out`)
+        const written = await sync.releaseReport(report, inside)
         if (written.clash !== undefined) return this.warn(written.clash)
         if (written.changed) this.job.counts.release_reports++
       })
@@ -442,4 +463,12 @@ function ordered (pipelines: Array<{ issues: Array<{ issue_number: number, posit
     }
     return true
   })
+}
+
+/** The items that pass, then the others. */
+function partition<T> (items: readonly T[], passes: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = []
+  const no: T[] = []
+  for (const item of items) (passes(item) ? yes : no).push(item)
+  return [yes, no]
 }
