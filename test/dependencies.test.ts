@@ -1,6 +1,6 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import pg from 'pg'
+import { recordSent } from './pg.js'
 import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS } from './helper.js'
 
 const dep = (a: [number, number], b: [number, number]) => ({
@@ -84,14 +84,7 @@ t.test('other refusals', async (t) => {
 t.test('concurrent inserts that together would close a cycle: exactly one of each pair is made, the lock sent with the statement after it', async (t) => {
   const app = await build(t)
   // On PostgreSQL the lock goes with the insert's statement as EXECUTE once a connection has parsed it (db/engine/postgres-round-trips.ts).
-  const sent: string[] = []
-  const send = pg.Client.prototype.query
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [query] = args
-    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
-    return (send as (...a: unknown[]) => unknown).apply(this, args)
-  } as typeof send
-  t.teardown(() => { pg.Client.prototype.query = send })
+  const sent = recordSent(t)
   type Side = [number, number]
   const post = async (a: Side, b: Side, method: 'POST' | 'DELETE' = 'POST') => (await app.as('alice', { method, url: '/p1/dependencies', payload: dep(a, b) })).statusCode
   const pairs: Array<[Side, Side]> = [[[REPO, 1], [REPO, 2]], [[REPO, 3], [OTHER_REPO, 1]], [[OTHER_REPO, 2], [REPO, 4]], [[REPO, 5], [REPO, 6]]]

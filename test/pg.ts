@@ -1,5 +1,5 @@
 import pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { randomBytes } from 'node:crypto'
 
 /** The PostgreSQL server the suite runs against as well, when set (docs/development.md). */
@@ -38,4 +38,23 @@ export async function postgresAnswers (url: string | undefined): Promise<boolean
   } catch {
     return false
   }
+}
+
+/**
+ * Records the text of every query a pg client sends, below the pool's wrappers, until the test
+ * ends; `refuse` may answer one with an error instead of sending it.
+ */
+export function recordSent (test: Test, refuse?: (text: string) => Error | undefined): string[] {
+  const sent: string[] = []
+  const send = pg.Client.prototype.query
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [query] = args
+    const text = typeof query === 'string' ? query : String((query as { text?: string }).text)
+    sent.push(text)
+    const refused = refuse?.(text)
+    if (refused !== undefined) return Promise.reject(refused)
+    return (send as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof send
+  test.teardown(() => { pg.Client.prototype.query = send })
+  return sent
 }

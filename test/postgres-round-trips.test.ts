@@ -9,7 +9,7 @@ import { prepared } from '../db/engine/prepared.js'
 import { atomic, writeTransaction } from '../db/engine/transaction.js'
 import { firstPostgresInstance, P, REPO, TOKENS } from './helper.js'
 import { ranOnce } from './once.js'
-import { postgresAnswers, testSchema } from './pg.js'
+import { postgresAnswers, recordSent, testSchema } from './pg.js'
 
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const skip = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? false : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
@@ -17,17 +17,10 @@ const skip = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? false : `
 t.test('on PostgreSQL a write sends its begin with its lock and its counter bump with its commit', { skip }, async (t) => {
   const { schema, drop } = await testSchema(PG)
   // What the connection sends, recorded below the pool's wrappers (installed when it connects).
-  const sent: string[] = []
-  const send = pg.Client.prototype.query
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [query] = args
-    sent.push(typeof query === 'string' ? query : String((query as { text?: string }).text))
-    return (send as (...a: unknown[]) => unknown).apply(this, args)
-  } as typeof send
+  const sent = recordSent(t)
   const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 5000 })
   const other = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
   t.teardown(async () => {
-    pg.Client.prototype.query = send
     await other.end()
     await db.destroy()
     await drop()
@@ -117,22 +110,13 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
 
 t.test('a lock taken before the next statement goes with it, as EXECUTE of the named statement, and that statement reads what the last holder committed', { skip }, async (t) => {
   const { schema, drop } = await testSchema(PG)
-  const sent: string[] = []
   let failExecute = false
-  const send = pg.Client.prototype.query
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [query] = args
-    const text = typeof query === 'string' ? query : String((query as { text?: string }).text)
-    sent.push(text)
-    if (failExecute && /EXECUTE planning_/.test(text)) {
-      return Promise.reject(Object.assign(new Error('prepared statement does not exist'), { code: '26000', routine: 'FetchPreparedStatement' }))
-    }
-    return (send as (...a: unknown[]) => unknown).apply(this, args)
-  } as typeof send
+  const sent = recordSent(t, (text) => failExecute && /EXECUTE planning_/.test(text)
+    ? Object.assign(new Error('prepared statement does not exist'), { code: '26000', routine: 'FetchPreparedStatement' })
+    : undefined)
   const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 5000 })
   const other = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
   t.teardown(async () => {
-    pg.Client.prototype.query = send
     await other.end()
     await db.destroy()
     await drop()
