@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import type { AdminContext, AdminData } from './admin-data.js'
 import { when } from './admin-data.js'
@@ -30,9 +30,15 @@ export function AuditLog ({ data, context }: { data: AdminData, context: AdminCo
   // Every person and action a read has shown, so a choice stays offered while it filters the rest out.
   const [seen, setSeen] = useState<{ actors: string[], actions: string[] }>({ actors: [], actions: [] })
   const [error, setError] = useState('')
+  // What the entries shown are of, and the latest read: an earlier choice's answer coming after it is dropped.
+  const [shown, setShown] = useState({ actor: '', action: '' })
+  const latest = useRef(0)
   const load = async (who: string, what: string, cursor: string | null) => {
+    const mine = ++latest.current
     try {
       const page = await context.client.get<{ entries: AuditEntry[], next_cursor: string | null }>(auditUrl(who, what, cursor))
+      if (mine !== latest.current) return
+      setShown({ actor: who, action: what })
       setEntries((old) => cursor === null ? page.entries : [...old, ...page.entries])
       setNext(page.next_cursor)
       setSeen((old) => ({
@@ -41,11 +47,12 @@ export function AuditLog ({ data, context }: { data: AdminData, context: AdminCo
       }))
       setError('')
     } catch (err) {
+      if (mine !== latest.current) return
       setError(`Could not read the audit log: ${err instanceof Error ? err.message : String(err)}`)
     }
   }
   useEffect(() => { load(actor, action, null) }, [actor, action])
-  const filtered = actor !== '' || action !== ''
+  const filtered = shown.actor !== '' || shown.action !== ''
   return html`<section class="admin-section" aria-labelledby="admin-audit">
     <h3 id="admin-audit">Audit log</h3>
     <div class="row">
@@ -59,7 +66,7 @@ export function AuditLog ({ data, context }: { data: AdminData, context: AdminCo
     </div>
     ${error !== '' && html`<p class="field-error" role="alert">${error}</p>`}
     <div class="table-scroll"><table>
-      <caption class="hint">${entries.length === 0 ? 'No entries' : `The newest ${entries.length} entries`}${filtered ? ` of ${[actor, action].filter((x) => x !== '').join(', ')}` : ''}${next !== null ? ' (older ones below)' : ''}</caption>
+      <caption class="hint">${entries.length === 0 ? 'No entries' : `The newest ${entries.length} entries`}${filtered ? ` of ${[shown.actor, shown.action].filter((x) => x !== '').join(', ')}` : ''}${next !== null ? ' (older ones below)' : ''}</caption>
       <thead><tr><th scope="col">When</th><th scope="col">Person</th><th scope="col">Action</th><th scope="col">Target</th></tr></thead>
       <tbody>${entries.map((e) => html`<tr key=${e.id}><td>${when(e.at)}</td><td>${e.actor}</td><td>${e.action}</td><td>${e.target ?? ''}</td></tr>`)}</tbody>
     </table></div>
