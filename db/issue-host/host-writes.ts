@@ -1,6 +1,7 @@
-import { sql } from 'kysely'
+import { sql, type ExpressionBuilder } from 'kysely'
 import { nowIso } from '../ids.js'
 import { writeTransaction, type Executor } from '../engine/transaction.js'
+import type { Database, RepositoriesTable } from '../schema.js'
 
 /** What the host should be told about one issue's labels, read when the write is sent. */
 export interface WantedLabels {
@@ -29,6 +30,11 @@ export interface OutboxEntry {
 
 const same = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase()
 
+/** A workspace holding repository `r` has a pipeline naming a host label: with a token, its issues want label writes. */
+const labelledPipeline = ({ exists, selectFrom }: ExpressionBuilder<Database & { r: RepositoriesTable }, 'r'>) =>
+  exists(selectFrom('workspace_repositories as wr').innerJoin('pipelines as p', 'p.workspace_id', 'wr.workspace_id')
+    .select('p.id').whereRef('wr.repo_id', '=', 'r.id').where('p.host_label', 'is not', null))
+
 /**
  * The outbox of label writes to issue hosts (docs/connections.md, "Two-way sync"): one row per
  * issue, bumped by every change that wants a write, so quick successive moves make one or two
@@ -47,9 +53,7 @@ export function createHostWrites (db: Executor) {
         .select('r.id')
         .where('r.id', '=', repoId)
         .where('c.token', 'is not', null)
-        .where(({ exists, selectFrom }) => exists(selectFrom('workspace_repositories as wr')
-          .innerJoin('pipelines as p', 'p.workspace_id', 'wr.workspace_id')
-          .select('p.id').whereRef('wr.repo_id', '=', 'r.id').where('p.host_label', 'is not', null)))
+        .where(labelledPipeline)
         .executeTakeFirst()
       return row !== undefined
     },
@@ -75,9 +79,7 @@ export function createHostWrites (db: Executor) {
           ])
           .where('i.id', '=', issueId)
           .where('c.token', 'is not', null)
-          .where(({ exists, selectFrom }) => exists(selectFrom('workspace_repositories as wr')
-            .innerJoin('pipelines as p', 'p.workspace_id', 'wr.workspace_id')
-            .select('p.id').whereRef('wr.repo_id', '=', 'i.repo_id').where('p.host_label', 'is not', null))))
+          .where(labelledPipeline))
         .onConflict((oc) => oc.column('issue_id').doUpdateSet({
           status: 'pending',
           generation: sql`host_writes.generation + 1`,
