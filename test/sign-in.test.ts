@@ -5,6 +5,7 @@ import WebSocket from 'ws'
 import { buildApp } from '../app.js'
 import { ADMIN_TOKEN, build, buildWithSql, P, REPO, testFixture, TOKENS, WS_NEW, type App } from './helper.js'
 import { postgresAnswers, testSchema } from './pg.js'
+import { hashToken } from '../db/users.js'
 import { Browser, CLIENT, PUBLIC_URL, startProvider } from './oidc-provider.js'
 
 const move = { method: 'POST' as const, url: `/p1/repositories/${REPO}/issues/1/moves`, payload: { pipeline_id: P.doing, position: 'top' } }
@@ -204,6 +205,38 @@ t.test('anonymous refusals are counted per address and hour into one audit entry
   await a.inject({ url: '/auth/oidc/callback?code=x', remoteAddress: '192.0.2.7' })
   const later = (await refusals()).filter((e) => e.address === '192.0.2.7')
   t.same(later.map((e) => e.detail.count), [1, 30], 'the next window counts afresh')
+})
+
+t.test('a sign-in under way is stored sealed with its state: no verifier, nonce or return path readable in the database', async (t) => {
+  const { app: a, sql } = await buildWithSql(t, {
+    signIn: { publicUrl: PUBLIC_URL, oidc: { issuer: provider.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid profile email' }, oidcLinkByEmail: true }
+  })
+  await a.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { email: 'alice@example.com' } })
+  const start = await a.inject({ url: '/auth/oidc/login?return_to=/invite/pl_inv_secretinvitetoken0123456789' })
+  const other = await a.inject({ url: '/auth/oidc/login?return_to=/board' })
+  const location = new URL(String(start.headers.location))
+  const rows = await sql('SELECT state_hash, provider, code_verifier, nonce, return_to FROM sign_in_attempts')
+  t.equal(rows.length, 2)
+  const stored = JSON.stringify(rows)
+  t.notMatch(stored, 'secretinvitetoken', 'the invite link in return_to is not stored readable')
+  t.notMatch(stored, location.searchParams.get('nonce')!, 'nor the nonce')
+  t.notMatch(stored, location.searchParams.get('state')!, 'nor the state')
+  for (const row of rows) {
+    t.equal(row.provider, 'oidc')
+    for (const field of ['code_verifier', 'nonce', 'return_to']) t.match(row[field], /^seal:v1:[A-Za-z0-9_-]{40,}$/, field)
+  }
+
+  // A field moved from another attempt does not open: that sign-in is refused like an unknown state.
+  const mine = hashToken(`state:${location.searchParams.get('state')!}`)
+  await sql('UPDATE sign_in_attempts SET return_to = ? WHERE state_hash = ?', [String(rows.find((r) => r.state_hash !== mine)!.return_to), mine])
+  const moved = await a.inject({ url: (await new Browser().signIn(String(start.headers.location), 'alice')).slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(start) } })
+  t.equal(moved.statusCode, 400)
+  t.match(moved.body, /unknown, has expired or was used/)
+  t.notOk(moved.cookies.some((c) => c.name === 'planning_session'))
+  const untouched = await a.inject({ url: (await new Browser().signIn(String(other.headers.location), 'alice')).slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(other) } })
+  t.equal(untouched.statusCode, 303, 'the other sign-in finishes')
+  t.equal(untouched.headers.location, '/board', 'to its own return path')
+  t.ok(untouched.cookies.some((c) => c.name === 'planning_session'))
 })
 
 t.test('login CSRF: the callback works only in the browser that started the sign-in', async (t) => {

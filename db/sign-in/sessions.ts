@@ -3,6 +3,7 @@ import { prepared } from '../engine/prepared.js'
 import type { Principal } from './tokens.js'
 import type { Executor } from '../engine/transaction.js'
 import { hashToken, type User } from '../users.js'
+import { openAttempt, sealAttempt } from './attempt-seal.js'
 
 export interface SessionLifetimes {
   /** a session not used for this long ends */
@@ -85,9 +86,10 @@ export function createSessionsRepository (db: Executor) {
       return Number(done.numDeletedRows)
     },
 
-    /** Remembers a sign-in sent to a provider, by its state (digest only). */
+    /** Remembers a sign-in sent to a provider, by its state (digest only; the rest sealed with it). */
     async beginAttempt (state: string, attempt: SignInAttempt, now = Date.now()): Promise<void> {
-      await db.insertInto('sign_in_attempts').values({ state_hash: hashToken(`state:${state}`), ...attempt, created_at: now }).execute()
+      const { provider, ...secret } = attempt
+      await db.insertInto('sign_in_attempts').values({ state_hash: hashToken(`state:${state}`), provider, ...sealAttempt(state, secret), created_at: now }).execute()
     },
 
     /** Takes (and forgets) the sign-in with this state: a state works once, within ATTEMPT_MS. */
@@ -95,7 +97,8 @@ export function createSessionsRepository (db: Executor) {
       const row = await db.deleteFrom('sign_in_attempts').where('state_hash', '=', hashToken(`state:${state}`))
         .returning(['provider', 'code_verifier', 'nonce', 'return_to', 'created_at']).executeTakeFirst()
       if (row === undefined || Number(row.created_at) < now - ATTEMPT_MS) return undefined
-      return row
+      const opened = openAttempt(state, { code_verifier: row.code_verifier, nonce: row.nonce, return_to: row.return_to })
+      return opened === undefined ? undefined : { ...row, ...opened }
     }
   }
 }
