@@ -315,6 +315,14 @@ export function createGraphReads (db: Executor) {
       if (ids.length === 0) return []
       return (await pipelineRows().where('p.id', 'in', [...ids]).execute()).map(toPipeline)
     },
+    /** A pipeline and its workspace's repositories (by id), in one statement. */
+    async pipelineWithRepositories (id: string): Promise<{ pipeline: PipelineNode, repoIds: number[] } | undefined> {
+      const rows = await pipelineRows().leftJoin('workspace_repositories as wr', 'wr.workspace_id', 'p.workspace_id')
+        .select('wr.repo_id').where('p.id', '=', id).orderBy('wr.repo_id').execute()
+      if (rows.length === 0) return undefined
+      const { repo_id: _, ...pipeline } = rows[0]
+      return { pipeline: toPipeline(pipeline), repoIds: rows.flatMap((r) => r.repo_id === null ? [] : [Number(r.repo_id)]) }
+    },
     async pipelinesOf (workspaceIds: readonly string[]): Promise<PipelineNode[]> {
       if (workspaceIds.length === 0) return []
       return (await pipelineRows().where('p.workspace_id', 'in', [...workspaceIds]).orderBy('p.sort_order').orderBy('p.id').execute()).map(toPipeline)

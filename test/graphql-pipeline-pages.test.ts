@@ -2,12 +2,15 @@ import t from 'tap'
 import Database from 'better-sqlite3'
 import { build, testFixture, REPO, OTHER_REPO, WS_OLD, P, METRICS_TOKEN, type App } from './helper.js'
 import { gql } from './gql.js'
+import { recordSent } from './pg.js'
+import { encodeId } from '../plugins/graphql/ids.js'
 
 // A pipeline's page with a label filter (issue 47: 10,000 cards in one pipeline): the same answers
 // as filtering the unfiltered pages, one walk of the pipeline in board order, and one run of the
 // document for many identical requests after a write.
 const sqlite = process.env.TEST_DATABASE_URL === undefined
-const executed: string[] = []
+// what each engine was sent: SQLite's statements, PostgreSQL's texts below the pool (recorded from before it connects)
+const executed: string[] = sqlite ? [] : recordSent(t)
 const handle = sqlite ? new Database(':memory:', { verbose: (text) => executed.push(String(text)) }) : undefined
 t.teardown(() => handle?.close())
 const fixture = testFixture()
@@ -114,4 +117,40 @@ t.test('identical requests arriving together after a write run the document once
     await gql(app, 'alice', q, { alone: 1 })
     t.equal(statements, executed.length, `the 20 cost the statements of one (${statements})`)
   }
+})
+
+// The case of issue 47 asks each card's repository, htmlUrl and pipeline: one read of the
+// repositories for both fields, none of the pipeline the search already read, and three waves of
+// statements (the pipeline with its repositories; the page and its count; the cards' fields).
+t.test('a page\'s cards read their repositories once and not the searched pipeline again', async (t) => {
+  const sent = executed
+  const fields = `number htmlUrl repository { ghId name } labels { nodes { name } } assignees { nodes { login } } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { id name } }`
+  const q = `{ searchIssuesByPipeline(pipelineId: "${P.todo}", filters: { labels: { in: ["bug"] } }, first: 4) { totalCount nodes { ${fields} } } }`
+  await gql(app, 'alice', '{ viewer { id } }')
+  sent.length = 0
+  const res = await gql(app, 'alice', q, { fresh: Math.random() })
+  t.notOk(res.errors)
+  const nodes = res.data.searchIssuesByPipeline.nodes
+  t.equal(nodes.length, 4)
+  t.ok(nodes.every((n: { pipelineIssue: { pipeline: { id: string, name: string } } }) => n.pipelineIssue.pipeline.id === encodeId('Pipeline', P.todo) && n.pipelineIssue.pipeline.name !== ''), 'each card\'s pipeline')
+  t.ok(nodes.every((n: { htmlUrl: string, repository: { name: string } }) => n.htmlUrl !== '' && n.repository.name !== ''), 'each card\'s repository and address')
+  const from = (table: string) => sent.filter((s) => new RegExp(`from "${table}"`).test(s)).length
+  t.equal(from('pipelines'), 1, 'the pipeline read once')
+  t.equal(from('repositories'), 1, 'the repositories read once for repository and htmlUrl')
+  t.equal(from('workspaces'), 0, 'no workspace read on its own')
+})
+
+t.test('a mutation reads the pipeline it renamed anew', async (t) => {
+  await app.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: true } })
+  t.teardown(async () => { await app.admin({ method: 'PATCH', url: '/admin/users/alice', payload: { administrator: false } }) })
+  const rename = async (name: string) => await app.as('alice', {
+    method: 'POST',
+    url: '/public/graphql',
+    payload: { query: `mutation { updatePipeline(input: { pipelineId: "${P.done}", name: "${name}" }) { pipeline { id name } } }` }
+  })
+  const res = await rename('Shipped')
+  t.notOk(res.json().errors, res.body)
+  t.equal(res.json().data.updatePipeline.pipeline.name, 'Shipped')
+  const again = await rename('Done')
+  t.equal(again.json().data.updatePipeline.pipeline.name, 'Done')
 })

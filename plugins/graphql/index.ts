@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import mercurius from 'mercurius'
 import { readFileSync } from 'node:fs'
 import { createGraphReads } from '../../db/graph-reads.js'
+import { requestReads } from './request-reads.js'
 import { favoritesStamp } from '../../db/workspace-favorites.js'
 import { createHostIssues } from '../../services/host-issues.js'
 import { RATE_LIMITED } from '../core/rate-limit.js'
@@ -153,7 +154,7 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       user: request.planningUser!,
       readable: await fastify.planningAuth.readable(request),
       store: fastify.planningStore,
-      reads,
+      reads: requestReads(reads, () => context.wrote !== true),
       auth: fastify.planningAuth,
       hostIssues,
       now: () => {

@@ -453,9 +453,10 @@ export const loaders = {
      * never a github.com address guessed from the name: that would be somebody else's.
      */
     async htmlUrl (queries: Array<Query<IssueObject>>, ctx: Ctx) {
-      const rows = new Map((await ctx.reads.repositoriesByIds([...new Set(queries.map((q) => q.obj.repo_id))])).map((r) => [r.id, r]))
-      const local = [...rows.values()].filter((r) => r.html_url === null).map((r) => r.id)
-      const boards = await ctx.reads.firstWorkspacesOf(local)
+      // both at once (the boards of repositories with an address are not used): one round trip
+      const ids = [...new Set(queries.map((q) => q.obj.repo_id))]
+      const [repositories, boards] = await Promise.all([ctx.reads.repositoriesByIds(ids), ctx.reads.firstWorkspacesOf(ids)])
+      const rows = new Map(repositories.map((r) => [r.id, r]))
       return queries.map((q) => {
         const web = rows.get(q.obj.repo_id)!.html_url
         if (web !== null) return `${web}/${q.obj.is_pull_request === 1 ? 'pull' : 'issues'}/${q.obj.number}`

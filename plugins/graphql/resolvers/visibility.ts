@@ -7,18 +7,16 @@ type Ctx = GraphContext
 
 /** A visible workspace: it holds a repository the viewer can read. */
 export async function workspaceFor (ctx: Ctx, id: string): Promise<{ workspace: WorkspaceObject, repoIds: number[] } | undefined> {
-  const [row] = await ctx.reads.workspacesByIds([id])
+  const [[row], repos] = await Promise.all([ctx.reads.workspacesByIds([id]), ctx.reads.repositoriesOf([id])])
   if (row === undefined) return undefined
-  const repoIds = (await ctx.reads.repositoriesOf([id])).map((r) => r.repo_id)
+  const repoIds = repos.map((r) => r.repo_id)
   if (!repoIds.some((r) => ctx.readable.has(r))) return undefined
   return { workspace: workspaceObject(row), repoIds }
 }
 
 /** A pipeline of a visible workspace, or NOT_FOUND. */
 export async function pipelineFor (ctx: Ctx, id: string) {
-  const key = pipelineKey(id)
-  const [pipeline] = await ctx.reads.pipelinesByIds([key])
-  const found = pipeline === undefined ? undefined : await workspaceFor(ctx, pipeline.workspace_id)
-  if (pipeline === undefined || found === undefined) throw new NotFound(`pipeline ${id} not found`)
-  return { pipeline, repoIds: found.repoIds }
+  const found = await ctx.reads.pipelineWithRepositories(pipelineKey(id))
+  if (found === undefined || !found.repoIds.some((r) => ctx.readable.has(r))) throw new NotFound(`pipeline ${id} not found`)
+  return found
 }
