@@ -89,6 +89,10 @@ const ON_ISSUES: FilterColumns = { issueId: 'i.id', repoId: 'i.repo_id', labelsA
 const ON_PLACEMENTS: FilterColumns = { issueId: 'p.issue_id', repoId: 'p.repo_id', labelsAsList: false }
 const COUNTED_ON_PLACEMENTS: FilterColumns = { ...ON_PLACEMENTS, labelsAsList: true }
 
+/** Whether `filtered` tests a column of the issue's own row (else, on placements, it needs none). */
+const testsIssueRow = (f: IssueFilter) => f.pullRequests !== undefined || (f.milestoneTitles !== undefined && f.milestoneTitles.length > 0) ||
+  (f.query !== undefined && f.query.trim() !== '')
+
 function filtered (eb: IssueEb, f: IssueFilter, on: FilterColumns = ON_ISSUES) {
   const parts = [eb(on.repoId as 'i.repo_id', 'in', f.repoIds.length === 0 ? [-1] : f.repoIds)]
   const issueId = on.issueId as 'i.id'
@@ -135,6 +139,7 @@ export function createGraphReads (db: Executor) {
   const openInPipeline = (pipelineId: string, f: IssueFilter, on = ON_PLACEMENTS) =>
     db.selectFrom('placements as p').innerJoin('issues as i', 'i.id', 'p.issue_id')
       .where('p.pipeline_id', '=', pipelineId).where('p.is_open', '=', 1).where((eb) => filtered(eb as unknown as IssueEb, f, on))
+  const pipelineCounts = async (pipelineId: string, f: IssueFilter) => await counts(() => openInPipeline(pipelineId, f, COUNTED_ON_PLACEMENTS))
   const closedIn = (workspaceId: string, f: IssueFilter) =>
     db.selectFrom('issues as i')
       .where('i.state', '=', 'closed').where((eb) => filtered(eb as unknown as IssueEb, f))
@@ -189,7 +194,14 @@ export function createGraphReads (db: Executor) {
       const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: Number(r.k), id: Number(r.id) } }))
       return { rows: page.fromEnd ? kept.reverse() : kept, hasMore }
     },
-    pipelineCounts: async (pipelineId: string, f: IssueFilter) => await counts(() => openInPipeline(pipelineId, f, COUNTED_ON_PLACEMENTS)),
+    pipelineCounts,
+    /** The number pipelineCounts counts: on the placements alone when the filter tests nothing of the issue's own row. */
+    async pipelineCount (pipelineId: string, f: IssueFilter): Promise<number> {
+      if (testsIssueRow(f)) return (await pipelineCounts(pipelineId, f)).issues
+      const row = await db.selectFrom('placements as p').where('p.pipeline_id', '=', pipelineId).where('p.is_open', '=', 1)
+        .where((eb) => filtered(eb as unknown as IssueEb, f, COUNTED_ON_PLACEMENTS)).select(sql<number>`count(*)`.as('n')).executeTakeFirst()
+      return Number(row?.n ?? 0)
+    },
 
     /** Closed issues of a workspace's repositories, most recently closed first. */
     async closedPage (workspaceId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {

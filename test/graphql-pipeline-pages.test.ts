@@ -154,3 +154,32 @@ t.test('a mutation reads the pipeline it renamed anew', async (t) => {
   const again = await rename('Done')
   t.equal(again.json().data.updatePipeline.pipeline.name, 'Done')
 })
+
+// totalCount alone is counted on the placements (and the label and assignee lists): no issue row
+// read for sums nobody asked; asking pipelineCounts, directly or through a fragment, reads them.
+t.test('totalCount without pipelineCounts counts without the issue rows, and agrees with it', async (t) => {
+  const counted = (filters: string, fields: string, extra = '') =>
+    `{ searchIssuesByPipeline(pipelineId: "${P.todo}", filters: ${filters}, first: 2) { ${fields} } }${extra}`
+  const sums = 'pipelineCounts { issuesCount pullRequestsCount sumEstimates }'
+  const countStatement = async (query: string) => {
+    executed.length = 0
+    const res = await gql(app, 'alice', query, { fresh: Math.random() })
+    t.notOk(res.errors, query)
+    return { found: res.data.searchIssuesByPipeline, statement: executed.find((s) => /count\(\*\).* from "placements"/.test(s)) ?? '' }
+  }
+  for (const filters of ['{}', '{ labels: { in: ["bug"] } }', '{ matchType: all, labels: { in: ["bug", "ui"] } }', '{ labels: { nin: ["bug"] } }', '{ assignees: { in: ["alice"] } }', '{ displayType: prs }']) {
+    const alone = await countStatement(counted(filters, 'totalCount'))
+    const both = await countStatement(counted(filters, `totalCount ${sums}`))
+    const viaFragment = await countStatement(counted(filters, 'totalCount ...sums', ` fragment sums on IssueConnection { ${sums} }`))
+    t.equal(alone.found.totalCount, both.found.totalCount, `${filters}: the same total`)
+    t.same(viaFragment.found, both.found, `${filters}: pipelineCounts through a fragment`)
+    t.equal(both.found.pipelineCounts.issuesCount + both.found.pipelineCounts.pullRequestsCount, both.found.totalCount)
+    t.match(both.statement, /"issues"/, `${filters}: with pipelineCounts the count reads the issues`)
+    t.match(viaFragment.statement, /"issues"/, `${filters}: also through a fragment`)
+    // displayType tests the issue's own row: the count needs it either way
+    if (filters.includes('displayType')) t.match(alone.statement, /"issues"/, `${filters}: needs the issue rows`)
+    else t.notMatch(alone.statement, /"issues"/, `${filters}: totalCount alone reads no issue row`)
+  }
+  const estimates = await countStatement(counted('{}', `totalCount ${sums}`))
+  t.ok(estimates.found.pipelineCounts.sumEstimates > 0, 'estimates summed')
+})

@@ -1,3 +1,4 @@
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql'
 import { Invalid } from '../../db/errors.js'
 import type { IssueKey } from '../../db/graph-reads.js'
 
@@ -84,4 +85,18 @@ export function listConnection<T> (items: T[], keyOf: (item: T) => string, args:
   const rows = items.slice(start, Math.max(start, end))
   const more = page.fromEnd ? start > 0 : end < items.length
   return connectionOf(rows, (item) => Buffer.from(`k:${keyOf(item)}`).toString('base64url'), page, more, items.length)
+}
+
+/**
+ * Whether the resolving field's selection names one of `fields` (directly, or through fragments
+ * and inline fragments; `@skip` and `@include` are not evaluated: a skipped field counts as asked).
+ */
+export function asks (info: GraphQLResolveInfo, fields: string[]): boolean {
+  const within = (set: SelectionSetNode | undefined, seen: Set<string>): boolean => (set?.selections ?? []).some((sel) => {
+    if (sel.kind === Kind.FIELD) return fields.includes(sel.name.value)
+    if (sel.kind === Kind.INLINE_FRAGMENT) return within(sel.selectionSet, seen)
+    if (seen.has(sel.name.value)) return false
+    return within(info.fragments[sel.name.value]?.selectionSet, new Set([...seen, sel.name.value]))
+  })
+  return info.fieldNodes.some((node) => within(node.selectionSet, new Set()))
 }

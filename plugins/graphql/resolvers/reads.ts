@@ -3,7 +3,8 @@ import { LOCAL_REPO_IDS } from '../../../db/repositories.js'
 import { ISSUE_ORDER_FIELDS, type IssueFilter, type IssueKey, type IssueNode, type IssueOrder, type IssueScope, type PlacementNode } from '../../../db/graph-reads.js'
 
 import type { GraphContext } from '../context.js'
-import { connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
+import type { GraphQLResolveInfo } from 'graphql'
+import { asks, connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
 import { encodeId, ghIdOf, milestoneKey, nodeKey, numberKey, pipelineIssueId, pipelineKey, repoOfGhId, textKey } from '../ids.js'
 import {
   ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, workspaceObject,
@@ -51,10 +52,16 @@ function filterOf (ctx: Ctx, repoIds: number[], filters: SearchFilters | null | 
 type Maybe<T> = T | null | undefined
 interface Counts { issues: number, pullRequests: number, estimates: number }
 
-async function pipelineIssues (ctx: Ctx, pipelineId: string, repoIds: number[], filters: Maybe<SearchFilters>, query: Maybe<string>, args: PageArgs) {
+async function pipelineIssues (
+  ctx: Ctx, pipelineId: string, repoIds: number[], filters: Maybe<SearchFilters>, query: Maybe<string>, args: PageArgs, info: GraphQLResolveInfo
+) {
   const f = filterOf(ctx, repoIds, filters, query)
   const page = pageOf(args, issueKeyOf)
-  const [rows, counts] = await Promise.all([ctx.reads.pipelinePage(pipelineId, f, page), ctx.reads.pipelineCounts(pipelineId, f)])
+  // Without pipelineCounts (or the deprecated fields it replaced) asked, only totalCount: no issue row is read for the count (its sums are not sent).
+  const counted = asks(info, ['pipelineCounts', 'sumEstimates', 'splitCounts'])
+    ? ctx.reads.pipelineCounts(pipelineId, f)
+    : ctx.reads.pipelineCount(pipelineId, f).then((issues) => ({ issues, pullRequests: 0, estimates: 0 }))
+  const [rows, counts] = await Promise.all([ctx.reads.pipelinePage(pipelineId, f, page), counted])
   return issueConnection(rows.rows, page, rows.hasMore, counts)
 }
 
@@ -199,9 +206,10 @@ export const queryResolvers = {
     await viewed(ctx, found.workspace.id)
     return found.workspace
   },
-  async searchIssuesByPipeline (_: unknown, args: PageArgs & { pipelineId: string, filters: SearchFilters, query?: string | null }, ctx: Ctx) {
+  async searchIssuesByPipeline (_: unknown, args: PageArgs & { pipelineId: string, filters: SearchFilters, query?: string | null }, ctx: Ctx,
+    info: GraphQLResolveInfo) {
     const { pipeline, repoIds } = await pipelineFor(ctx, args.pipelineId)
-    return await pipelineIssues(ctx, pipeline.id, repoIds, args.filters, args.query, args)
+    return await pipelineIssues(ctx, pipeline.id, repoIds, args.filters, args.query, args, info)
   },
   async searchClosedIssues (_: unknown, args: PageArgs & { workspaceId: string, filters: SearchFilters, query?: string | null }, ctx: Ctx) {
     const found = await workspaceFor(ctx, args.workspaceId)
@@ -338,9 +346,9 @@ export const typeResolvers = {
     description: () => null,
     stage: () => null,
     isDefaultPRPipeline: () => false,
-    issues: async (p: PipelineObject, args: PageArgs & { repositoryId?: string | null, state?: 'OPEN' | 'CLOSED' | null }, ctx: Ctx) => {
+    issues: async (p: PipelineObject, args: PageArgs & { repositoryId?: string | null, state?: 'OPEN' | 'CLOSED' | null }, ctx: Ctx, info: GraphQLResolveInfo) => {
       const repoIds = (await ctx.reads.repositoriesOf([p.workspace_id])).map((r) => r.repo_id)
-      return await pipelineIssues(ctx, p.id, repoIds, args.repositoryId == null ? undefined : { repositoryIds: [args.repositoryId] }, undefined, args)
+      return await pipelineIssues(ctx, p.id, repoIds, args.repositoryId == null ? undefined : { repositoryIds: [args.repositoryId] }, undefined, args, info)
     }
   },
   PipelineIssue: {
