@@ -1,7 +1,7 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
 import { recordSent } from './pg.js'
-import { build, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS } from './helper.js'
+import { build, buildWithSql, REPO, OTHER_REPO, PRIVATE_REPO, TOKENS } from './helper.js'
 
 const dep = (a: [number, number], b: [number, number]) => ({
   blocking: { repo_id: a[0], issue_number: a[1] },
@@ -81,9 +81,10 @@ t.test('other refusals', async (t) => {
   t.equal((await app.as('alice', { method: 'DELETE', url: '/p1/dependencies' })).statusCode, 400, 'DELETE needs the body')
 })
 
-t.test('concurrent inserts that together would close a cycle: exactly one of each pair is made, the lock sent with the statement after it', async (t) => {
+t.test('concurrent inserts that together would close a cycle: exactly one of each pair is made, the lock sent with the statement after it (and on PostgreSQL its commit)', async (t) => {
   const app = await build(t)
-  // On PostgreSQL the lock goes with the insert's statement as EXECUTE once a connection has parsed it (db/engine/postgres-round-trips.ts).
+  // On PostgreSQL the lock goes with the insert's statement as EXECUTE once a connection has parsed it, and the commit
+  // with them (db/engine/postgres-round-trips.ts).
   const sent = recordSent(t)
   type Side = [number, number]
   const post = async (a: Side, b: Side, method: 'POST' | 'DELETE' = 'POST') => (await app.as('alice', { method, url: '/p1/dependencies', payload: dep(a, b) })).statusCode
@@ -98,7 +99,34 @@ t.test('concurrent inserts that together would close a cycle: exactly one of eac
       t.equal(await post(from, to, 'DELETE'), 204)
     }
   }
-  if (process.env.TEST_DATABASE_URL !== undefined) t.ok(sent.some((text) => /^BEGIN; SELECT pg_advisory_xact_lock\(hashtext\('dependencies'\)\); EXECUTE planning_/.test(text)), 'the joined lock was taken')
+  if (process.env.TEST_DATABASE_URL !== undefined) {
+    t.ok(sent.some((text) => /^BEGIN; (SET LOCAL statement_timeout = \d+; )?SELECT pg_advisory_xact_lock\(hashtext\('dependencies'\)\); EXECUTE planning_\w+\(.*\); COMMIT$/s.test(text)),
+      'begin, lock, the checked insert and its commit in one round trip')
+  }
+})
+
+t.test('a refused insert writes nothing and leaves the counter; on PostgreSQL a made one is one round trip, and an existing pair leaves the counter too', async (t) => {
+  // Recorded below the pool's wrappers, installed as each connection opens: before the app opens any.
+  const sent = recordSent(t)
+  const { app, sql } = await buildWithSql(t)
+  const postgres = process.env.TEST_DATABASE_URL !== undefined
+  const counter = async () => Number((await sql('SELECT value FROM change_counter'))[0].value)
+  const post = async (a: [number, number], b: [number, number]) => (await app.as('alice', { method: 'POST', url: '/p1/dependencies', payload: dep(a, b) })).statusCode
+  t.equal(await post([REPO, 1], [REPO, 2]), 200)
+  t.equal(await post([REPO, 2], [REPO, 3]), 200)
+  let before = await counter()
+  sent.length = 0
+  t.equal(await post([REPO, 3], [REPO, 4]), 200)
+  t.equal(await counter(), before + 1, 'made: the counter moved once')
+  // The transaction's statements: begin, lock, insert, commit (the request's auth is read from its cache).
+  if (postgres) t.same(sent.filter((text) => /begin|commit|dependencies/i.test(text)).length, 1, `one round trip for the write: ${JSON.stringify(sent)}`)
+  before = await counter()
+  t.equal(await post([REPO, 4], [REPO, 1]), 400, 'a cycle of four')
+  t.equal(await post([REPO, 4], [REPO, 99]), 404)
+  t.equal(await counter(), before, 'refused: the counter where it was')
+  t.equal(await post([REPO, 1], [REPO, 2]), 200, 'an existing pair')
+  t.equal(await counter(), postgres ? before : before + 1, postgres ? 'nothing written, the counter where it was' : 'SQLite moves the counter with its empty write')
+  t.equal((await app.as('alice', { url: `/p1/repositories/${REPO}/dependencies` })).json().dependencies.length, 3, 'three edges, none refused made')
 })
 
 t.test('the graph kept for cycle checks follows writes made elsewhere', async (t) => {

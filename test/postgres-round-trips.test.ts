@@ -6,7 +6,7 @@ import { lockFor } from '../db/engine/engine.js'
 import { migrate } from '../db/engine/migrations/index.js'
 import { postgresKysely } from '../db/engine/postgres.js'
 import { prepared } from '../db/engine/prepared.js'
-import { atomic, writeTransaction } from '../db/engine/transaction.js'
+import { atomic, bumpedByStatement, writeTransaction } from '../db/engine/transaction.js'
 import { firstPostgresInstance, P, REPO, TOKENS } from './helper.js'
 import { ranOnce } from './once.js'
 import { postgresAnswers, recordSent, testSchema } from './pg.js'
@@ -176,6 +176,80 @@ t.test('a lock taken before the next statement goes with it, as EXECUTE of the n
   sent.length = 0
   t.equal(await write('z', 1), 1, 'the first one committed once')
   t.same(firstWords(), ['BEGIN; SELECT', 'select count(*)', 'INSERT INTO', 'UPDATE change_counter'], 'no EXECUTE any more on this pool')
+})
+
+t.test('a lock taken before the last statement goes with it and the commit: one round trip, reading what the last holder committed', { skip }, async (t) => {
+  const { schema, drop } = await testSchema(PG)
+  let failExecute = false
+  const sent = recordSent(t, (text) => failExecute && /EXECUTE planning_/.test(text)
+    ? Object.assign(new Error('prepared statement does not exist'), { code: '26000', routine: 'FetchPreparedStatement' })
+    : undefined)
+  const db = postgresKysely({ url: PG, schema, poolMax: 1, timeoutMs: 5000 })
+  const other = new pg.Client({ connectionString: PG, options: `-c search_path=${schema}` })
+  t.teardown(async () => {
+    await other.end()
+    await db.destroy()
+    await drop()
+  })
+  await migrate(db, 'postgres', schema)
+  await other.connect()
+  // The last statement: a row made with the count of the owner's rows before it, and the counter bumped, in one statement.
+  const last = prepared<{ id: number, owner: string }>()((db, p) => ({
+    compile: () => sql<{ n: string, value: string, listeners: string[] }>`WITH counted AS (SELECT count(*) AS n FROM repositories WHERE owner = ${p.owner}),
+      made AS (INSERT INTO repositories (id, owner, name, html_url) SELECT ${p.id}, ${p.owner}, 'r' || ${p.id}, '' RETURNING id),
+      bumped AS (UPDATE change_counter SET value = value + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM made) RETURNING value, listeners)
+      SELECT (SELECT n FROM counted) AS n, (SELECT value FROM bumped) AS value, (SELECT listeners FROM bumped) AS listeners`.compile(db)
+  }))
+  let next = 100
+  const write = async (owner: string) => await writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories', { beforeLastStatement: true })
+    const { rows } = await last(trx, { id: next++, owner })
+    bumpedByStatement(trx, Number(rows[0].value), rows[0].listeners)
+    return Number(rows[0].n)
+  })
+  const counter = async () => Number((await other.query('SELECT value FROM change_counter')).rows[0].value)
+  const count = async (owner: string) => Number((await other.query('SELECT count(*) AS n FROM repositories WHERE owner = $1', [owner])).rows[0].n)
+  const firstWords = () => sent.map((text) => text.replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
+
+  sent.length = 0
+  t.equal(await write('a'), 0)
+  t.same(firstWords(), ['BEGIN; SELECT', 'WITH counted', 'commit'], 'not parsed on this connection yet: the lock first, the statement, then the commit as Kysely sends it')
+  t.equal(await count('a'), 1, 'committed')
+  t.equal(await counter(), 1, 'the counter moved once, by the statement')
+  sent.length = 0
+  t.equal(await write('a'), 1)
+  t.equal(sent.length, 1, 'parsed: one round trip')
+  t.match(sent[0], /^BEGIN; SET LOCAL statement_timeout = \d+; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\('a', \d+, 'a', \d+\); COMMIT$/)
+  t.equal(await count('a'), 2, 'committed, seen from another connection')
+  t.equal(await counter(), 2)
+
+  // Another transaction holds the lock and has made a row: the joined statement waits, then counts it.
+  await other.query('BEGIN')
+  await other.query("SELECT pg_advisory_xact_lock(hashtext('repositories'))")
+  await other.query("INSERT INTO repositories (id, owner, name, html_url) VALUES (300, 'a', 'r', '')")
+  const waiting = write('a')
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  await other.query('COMMIT')
+  t.equal(await waiting, 3, 'the row the last holder committed is counted')
+
+  // A statement that fails: nothing of it commits, and the connection serves the next write.
+  sent.length = 0
+  await t.rejects(writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories', { beforeLastStatement: true })
+    await last(trx, { id: 300, owner: 'a' })
+  }), { code: '23505' })
+  t.match(sent[0], /EXECUTE planning_\w+\('a', 300, 'a', 300\); COMMIT$/)
+  t.equal(await counter(), 3, 'the counter where it was')
+  t.equal(await write('b'), 0)
+  t.equal(await count('b'), 1)
+
+  // Behind a pooler that renames prepared statements: undone, sent again as a parameterized statement, committed by Kysely's commit.
+  failExecute = true
+  sent.length = 0
+  t.equal(await write('c'), 0)
+  t.same(firstWords(), ['BEGIN; SELECT', 'ROLLBACK', 'BEGIN; SELECT', 'WITH counted', 'commit'], 'tried once, undone, sent again')
+  t.equal(await count('c'), 1, 'committed once')
+  t.equal(await counter(), 5)
 })
 
 t.test('no query is sent on a connection while another runs there (pg 8 warns, pg 9 refuses): at start and in writes', { skip }, async (t) => {

@@ -12,9 +12,10 @@ export function engineOf (db: Executor): Engine {
  * graph): on PostgreSQL a transaction-scoped advisory lock on the key, held until commit; on
  * SQLite nothing is needed, as write transactions already run one at a time (BEGIN IMMEDIATE).
  */
-export async function lockFor (trx: Executor, key: string, options: { beforeNextStatement?: boolean } = {}): Promise<void> {
+export async function lockFor (trx: Executor, key: string, options: { beforeNextStatement?: boolean, beforeLastStatement?: boolean } = {}): Promise<void> {
   if (engineOf(trx) !== 'postgres') return
-  if (options.beforeNextStatement === true) await sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS before_next`.execute(trx)
+  if (options.beforeLastStatement === true) await sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS before_last`.execute(trx)
+  else if (options.beforeNextStatement === true) await sql`SELECT pg_advisory_xact_lock(hashtext(${key})) AS before_next`.execute(trx)
   else await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx)
 }
 
@@ -26,6 +27,13 @@ export const LOCK_STATEMENT = 'SELECT pg_advisory_xact_lock(hashtext($1))'
  * sent with that statement, in one round trip (db/engine/postgres-round-trips.ts).
  */
 export const LOCK_BEFORE_NEXT_STATEMENT = 'SELECT pg_advisory_xact_lock(hashtext($1)) AS before_next'
+/**
+ * The same lock, taken with `beforeLastStatement`: more than `beforeNextStatement`, the statement
+ * after it is the transaction's last and bumps the change counter itself (`bumpedByStatement` in
+ * db/engine/transaction.ts), so the commit may go with them too: begin, lock, statement and commit
+ * in one round trip.
+ */
+export const LOCK_BEFORE_LAST_STATEMENT = 'SELECT pg_advisory_xact_lock(hashtext($1)) AS before_last'
 
 /** Whether an error is a unique-constraint violation (two writers raced to the same key). */
 export function isUniqueViolation (err: unknown): boolean {

@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { LOCK_BEFORE_NEXT_STATEMENT, LOCK_STATEMENT } from './engine.js'
+import { LOCK_BEFORE_LAST_STATEMENT, LOCK_BEFORE_NEXT_STATEMENT, LOCK_STATEMENT } from './engine.js'
 import { COMMITTING_STATEMENTS } from './transaction.js'
 
 const COMMITTING = new Set(COMMITTING_STATEMENTS)
@@ -54,7 +54,9 @@ const COMMIT_MARGIN_MS = 200
  * (db/engine/transaction.ts), and the `commit` Kysely sends after it is answered here. A lock taken
  * `beforeNextStatement` is held too, and goes with its begin and the statement after it when that
  * is a named statement this connection has parsed (db/engine/prepared.ts): as `EXECUTE name(values)`,
- * its values written as literals, so the lock, the statement and the begin cost one round trip.
+ * its values written as literals, so the lock, the statement and the begin cost one round trip. A
+ * lock taken `beforeLastStatement` sends the commit with them as well (that statement bumps the
+ * counter itself), and the `commit` Kysely sends after it is answered here.
  * Each joined group goes as one simple query; anything else goes as it is, what is held queued
  * first. Returns what to call when the client goes back to the pool (nothing held is carried to
  * its next user).
@@ -63,8 +65,10 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
   const query = client.query.bind(client) as Send
   let held = false
   let committed = false
-  // The key of a lock taken `beforeNextStatement` and not sent yet (its begin is held with it).
+  // The key of a lock taken `beforeNextStatement` and not sent yet (its begin is held with it);
+  // `last`: taken `beforeLastStatement`, the commit goes with the statement after it.
   let lock: string | undefined
+  let last = false
   // What is left of the checkout's deadline (db/engine/postgres.ts) bounds a joined statement too.
   // A committing one also tells PostgreSQL (PostgreSQL times each statement of a simple query on
   // its own): a statement stuck on a lock is cancelled there, nothing committed, a moment before the
@@ -85,10 +89,10 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     return result
   }
   const sending: Send = (...args) => {
-    const [wasHeld, wasCommitted, lockHeld] = [held, committed, lock]
-    held = committed = false
+    const [wasHeld, wasCommitted, lockHeld, lockLast] = [held, committed, lock, last]
+    held = committed = last = false
     lock = undefined
-    if (lockHeld !== undefined) return withLock(lockHeld, args)
+    if (lockHeld !== undefined) return withLock(lockHeld, args, lockLast)
     return dispatch(args, wasHeld, wasCommitted)
   }
   const dispatch = (args: unknown[], wasHeld: boolean, wasCommitted: boolean): unknown => {
@@ -99,30 +103,40 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
       held = true
       return Promise.resolve(answered('BEGIN'))
     }
-    // Nothing was sent since the held begin (an empty transaction), or the last statement committed.
-    if (values.length === 0 && ((wasHeld && (text === 'commit' || text === 'rollback')) || (wasCommitted && text === 'commit'))) {
+    // Nothing was sent since the held begin (an empty transaction), or the last statement committed
+    // (what the caller did after it cannot undo it: it wrote nothing more).
+    if (values.length === 0 && (wasHeld || wasCommitted) && (text === 'commit' || text === 'rollback')) {
       return Promise.resolve(answered(text.toUpperCase()))
     }
     if (COMMITTING.has(text) && values.length === 0) return commits(text, wasHeld)
     const key = values[0]
-    if (wasHeld && (text === LOCK_STATEMENT || text === LOCK_BEFORE_NEXT_STATEMENT) && typeof key === 'string' && LOCK_KEY.test(key)) {
-      if (text === LOCK_BEFORE_NEXT_STATEMENT) {
+    if (wasHeld && (text === LOCK_STATEMENT || text === LOCK_BEFORE_NEXT_STATEMENT || text === LOCK_BEFORE_LAST_STATEMENT) && typeof key === 'string' && LOCK_KEY.test(key)) {
+      if (text !== LOCK_STATEMENT) {
         lock = key
+        last = text === LOCK_BEFORE_LAST_STATEMENT
         return Promise.resolve(answered('SELECT'))
       }
       return simple(`BEGIN; ${lockSql(key)}`).then((results) => results[1])
     }
     return wasHeld ? afterBegin(args) : query(...args)
   }
-  // The held begin and lock go with the statement after them when it can go as EXECUTE; else
-  // first, on their own, and the statement after them as it would have gone.
-  const withLock = async (key: string, args: unknown[]): Promise<unknown> => {
+  // The held begin and lock go with the statement after them when it can go as EXECUTE (and the
+  // commit after it, for the last statement); else first, on their own, and the statement after
+  // them as it would have gone (the commit then comes as Kysely sends it).
+  const withLock = async (key: string, args: unknown[], commit: boolean): Promise<unknown> => {
     const [text, values] = args
     if (typeof text === 'string' && Array.isArray(values) && values.length === 0 && (text === 'commit' || text === 'rollback')) return answered(text.toUpperCase())
     const executed = pool.execute ? executeOf(client, args) : undefined
     if (executed !== undefined) {
       try {
-        return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+        if (!commit) return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+        const ms = left()
+        const bounded = ms === undefined || ms <= 0 ? '' : `SET LOCAL statement_timeout = ${Math.ceil(ms)}; `
+        const results = await simple(`BEGIN; ${bounded}${lockSql(key)}; ${executed}; COMMIT`, ms === undefined ? 0 : COMMIT_MARGIN_MS)
+        const [result, done] = results.slice(-2)
+        if (done?.command !== 'COMMIT') throw new Error('the write was not committed')
+        committed = true
+        return result
       } catch (err) {
         if ((err as { code?: unknown }).code !== '26000') throw err
         // Nothing of the transaction stands (it failed at its statement): undone, then sent again.
@@ -141,7 +155,7 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
   }
   Object.assign(client, { query: sending })
   return () => {
-    held = committed = false
+    held = committed = last = false
     lock = undefined
   }
 }

@@ -76,6 +76,19 @@ export function notedEvents (trx: Executor): void {
 }
 const version = prepared<Record<string, never>>()((db) => db.selectFrom('change_counter').select('value').where('id', '=', 1))
 
+/** Transactions whose last statement bumped the counter itself: the value it left (-1: it wrote nothing) and the listeners. */
+const bumpedByStatements = new WeakMap<object, { version: number, listeners: readonly string[] }>()
+
+/**
+ * Says that the write transaction `trx` (PostgreSQL) bumped the change counter in its last
+ * statement, which wrote no issue events, to `version` (-1 when that statement wrote nothing and left
+ * the counter alone): `writeTransaction` then commits it without a bump of its own. Such a statement
+ * follows a lock taken `beforeLastStatement`, which may send the commit with it (one round trip).
+ */
+export function bumpedByStatement (trx: Executor, version: number, listeners: readonly string[]): void {
+  bumpedByStatements.set(trx, { version, listeners })
+}
+
 /** What the parts of a write added to the reach its transaction declared: undefined once one may change anything (or did not say its rows). */
 interface Reach { repositories: number[] | undefined, boardRows: number[] | undefined }
 const reaches = new WeakMap<object, Reach>()
@@ -142,6 +155,13 @@ export async function writeTransaction<T> (
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
     if (engineOf(trx) === 'postgres') {
+      const bumped = bumpedByStatements.get(trx)
+      if (bumped !== undefined) {
+        // Committed with that statement, or by Kysely's commit after this returns.
+        version = bumped.version
+        listeners = bumped.listeners
+        return result
+      }
       const committing = wroteEvents.has(trx) ? BUMP_STAMP_AND_COMMIT : BUMP_AND_COMMIT
       const { rows } = await sql<{ value: number, listeners: string[] }>`${sql.raw(committing)}`.execute(trx)
       // Committed by now: nothing may throw after this (-1, not known, if the counter's row were gone).
