@@ -13,6 +13,7 @@ import { pipelineNames, reorder } from '../board/src/components/admin-workspaces
 import { Card } from '../board/src/components/card.js'
 import { FieldError, fieldOf, invalid } from '../board/src/components/field.js'
 import { Column, ROW } from '../board/src/components/column.js'
+import { shownColumns } from '../board/src/components/board.js'
 import { progress } from '../board/src/components/epics.js'
 import { activeFilters, Filters } from '../board/src/components/filters.js'
 import { chipsWidth, CHIP, fitLabels, META_ROOM, wholeWords } from '../board/src/chips.js'
@@ -26,8 +27,8 @@ import { burndownChoices, BurndownView, CycleTimeView, NoBurndown, VelocityView 
 import { burndownChart, cycleTimeChart, dayIn, daysText, FRAME, niceMax, velocityChart, type BurndownReport } from '../board/src/charts.js'
 import { html } from '../board/src/html.js'
 import {
-  cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, labelsAndAssigneesOf, matcher, matches, mergeColumns,
-  namesIn, narrows, noRelations, nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, serverFilterQuery, titleIndex, totals, visibleRows,
+  cardName, emptyFilter, filterFromQuery, filterToQuery, initials, keyOf, labelColors, labelsAndAssignees, labelsAndAssigneesOf, matches, mergeColumns,
+  namesIn, noRelations, nearestFirst, parseEstimate, placeIn, repoHue, repoIndex, serverFilterQuery, columnTitles, titleText, totals, visibleRows,
   type Card as CardData, type Filter
 } from '../board/src/model.js'
 import { createStore, firstRowsOf, type LiveHandlers } from '../board/src/store.js'
@@ -96,25 +97,45 @@ t.test('filters: kept in the address, and what they keep', async (t) => {
   t.same(labelsAndAssignees([labelled, card(4, { labels: [{ name: 'a', color: null }] })]), { labels: [{ name: 'a', color: null }, { name: 'bug', color: 'd73a4a' }], assignees: ['ann-lee'] })
 })
 
-t.test('filters on a big board: a title index built once per map of cards, a filter that only narrows, a compiled test', async (t) => {
+t.test('filters on a big board: a title index per column and map of cards, made in slices, matches in the column\'s order', async (t) => {
   const cards = new Map([card(1, { title: 'Fix the LOGIN page' }), card(2, { title: 'login' }), card(3, { title: 'Export' }), card(12, { title: 'two\nlines' })].map((c) => [c.key, c]))
-  const search = titleIndex(cards)
-  t.equal(titleIndex(cards), search, 'one index per map')
-  t.same([...search('login')].sort(), ['1#1', '1#2'], 'every title holding the text, any case, the last one too')
-  t.same([...search('o')].sort(), ['1#1', '1#12', '1#2', '1#3'])
-  t.same([...search('n page')], ['1#1'])
-  t.same([...search('o\nl')], [], 'never across two titles')
-  t.same([...search('two lines')], ['1#12'], 'a line break in a title reads as a space')
-  t.same([...search('zzz')], [])
+  const column = ['1#3', '1#12', '1#99', '1#2', '1#1']
+  const index = columnTitles(cards, column)
+  t.equal(columnTitles(cards, column), index, 'one index per map and column')
+  t.not(columnTitles(cards, [...column]), index, 'a column\'s new list has its own')
+  t.not(columnTitles(new Map(cards), column), index, 'and so has a new map of cards')
+  const keys = (text: string) => index.search(text).map((c) => c.key)
+  t.same(keys('login'), ['1#2', '1#1'], 'every title holding the text, any case, in the column\'s order, the last one too')
+  t.same(keys('o'), ['1#3', '1#12', '1#2', '1#1'], 'a key with no card (1#99) is passed over')
+  t.same(keys('n page'), ['1#1'])
+  t.same(keys('o\nl'), [], 'never across two titles')
+  t.same(keys('two lines'), ['1#12'], 'a line break in a title reads as a space')
+  t.same(keys('zzz'), [])
+  t.same(keys('e'), ['1#3', '1#12', '1#2', '1#1'].filter((k) => cards.get(k)!.title.toLowerCase().includes('e')))
+  // Made a slice at a time (while the page is idle), then searched: the same answers.
+  const sliced = columnTitles(new Map(cards), column)
+  t.notOk(sliced.extend(2), 'two of five keys in')
+  t.notOk(sliced.done)
+  t.ok(sliced.extend(2) || sliced.extend(2), 'then the rest')
+  t.ok(sliced.done)
+  t.same(sliced.search('login').map((c) => c.key), ['1#2', '1#1'])
+  t.same(columnTitles(new Map(cards), column).search('login').map((c) => c.key), ['1#2', '1#1'], 'and one searched before any slice makes itself whole')
+  // A longer board: the index keeps what a scan of each card keeps, in the same order.
+  const words = ['fix', 'login', 'slow', 'label', 'export', 'board']
+  const many = Array.from({ length: 3000 }, (_, i) => card(i + 1, { title: `${words[i % 6]} ${words[(i * 7) % 6]} ${words[(i * 13 + 1) % 6]} #${i + 1}` }))
+  const big = new Map(many.map((c) => [c.key, c]))
+  const order = many.map((c) => c.key).reverse()
+  for (const text of ['l', 'lo', 'log', 'login', 'n s', 'x', '#30', 'zz']) {
+    t.same(columnTitles(big, order).search(text).map((c) => c.key), order.filter((k) => big.get(k)!.title.toLowerCase().includes(text)), `"${text}"`)
+  }
+  t.equal(titleText({ ...emptyFilter(), text: '  LOG ' }), 'log')
+  t.equal(titleText({ ...emptyFilter(), text: '#12' }), '', 'a number is not looked for in titles')
+  t.equal(titleText({ ...emptyFilter(), text: '12' }), '')
   const relations = noRelations()
-  const viaIndex = (f: Partial<Filter>) => [...cards.values()].filter(matcher({ ...emptyFilter(), ...f }, relations, null, search)).map((c) => c.key)
   const plain = (f: Partial<Filter>) => [...cards.values()].filter((c) => matches(c, { ...emptyFilter(), ...f }, relations)).map((c) => c.key)
-  for (const f of [{ text: 'LOG' }, { text: '#12' }, { text: '12' }, { text: 'login', estimate: 'none' as const }, {}]) t.same(viaIndex(f), plain(f), `the index keeps what a scan keeps: ${JSON.stringify(f)}`)
-  t.ok(narrows({ ...emptyFilter(), text: 'lo' }, { ...emptyFilter(), text: 'log' }), 'typing on narrows')
-  t.notOk(narrows({ ...emptyFilter(), text: 'log' }, { ...emptyFilter(), text: 'lo' }), 'a deleted letter does not')
-  t.notOk(narrows(emptyFilter(), { ...emptyFilter(), text: 'l' }), 'nor the first letter')
-  t.notOk(narrows({ ...emptyFilter(), text: '#1' }, { ...emptyFilter(), text: '#12' }), 'nor a number: #12 is not within #1')
-  t.notOk(narrows({ ...emptyFilter(), text: 'lo' }, { ...emptyFilter(), text: 'log', labels: ['bug'] }), 'nor a change of another part')
+  t.same(plain({ text: 'LOG' }), ['1#1', '1#2'])
+  t.same(plain({ text: '#12' }), ['1#12'])
+  t.same(plain({ text: 'login', estimate: 'set' }), [])
   t.equal(labelsAndAssigneesOf(cards), labelsAndAssigneesOf(cards), 'the menus\' names are gathered once per map of cards')
   t.same([firstRowsOf(1), firstRowsOf(2), firstRowsOf(10), firstRowsOf(30)], [40, 20, 4, 4], 'a screen\'s worth of first rows, shared among the repositories')
 })
@@ -224,6 +245,27 @@ t.test('the filter a paged board read applies on the server: what fits its bound
     '&q=100%25&label=bug%2Cui&assignee=octo&estimate=1-5', 'repositories and epics stay on the page')
   const many = Array.from({ length: 21 }, (_, i) => `l${i}`)
   t.equal(serverFilterQuery({ ...emptyFilter(), labels: many, assignees: ['a,b'], text: 'x'.repeat(201), estimate: '1234567-2' as const }), '', 'out of bounds: left to the page')
+})
+
+t.test('the board\'s columns under a text filter: the index\'s matches in order, the rest of the filter on them, titles that come later found', async (t) => {
+  const { store } = await signedIn(t)
+  const shown = () => shownColumns(store).map((c) => `${c.id}: ${c.cards.map((card) => card.key).join(' ')}`)
+  t.same(shown(), ['todo: 1#1 2#7 1#2', 'done: ', 'closed: '])
+  store.setFilter({ text: 'O' })
+  t.same(shown(), ['todo: 1#1 1#2', 'done: ', 'closed: '], '"One" and "Two", in the column\'s order; "Seven" holds no o')
+  t.equal(shownColumns(store), shownColumns(store), 'made once for the same cards and filter')
+  store.setFilter({ text: 'o', estimate: 'set' })
+  t.same(shown(), ['todo: 1#2', 'done: ', 'closed: '], 'the other parts of the filter test only the matches')
+  store.setFilter({ text: '#7', estimate: '' })
+  t.same(shown(), ['todo: 2#7', 'done: ', 'closed: '], 'a number is the issue\'s, not a title\'s text')
+  store.setFilter({ text: 'o' })
+  // A title read later (a rename, or a chunk of titles coming in): a new map of cards, a new index.
+  const cards = new Map(store.state.cards)
+  cards.set('2#7', { ...cards.get('2#7')!, title: 'Seven o\'clock' })
+  store.set({ cards })
+  t.same(shown(), ['todo: 1#1 2#7 1#2', 'done: ', 'closed: '], 'the new title is found')
+  store.set({ columns: { ...store.state.columns, todo: ['1#2', '2#7'], done: ['1#1'] } })
+  t.same(shown(), ['todo: 1#2 2#7', 'done: 1#1', 'closed: '], 'and a column\'s new order')
 })
 
 t.test('the store: a large board shows each column\'s first rows (a paged read) while the whole board loads', async (t) => {

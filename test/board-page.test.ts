@@ -418,9 +418,29 @@ t.test('a wide board hints that it scrolls; the help stays in reach; a 1,500-car
   // The machine is shared: the better of two runs is taken, so one stall elsewhere does not decide.
   const long = Math.min(await scroll(), await scroll())
   t.ok(long < 100, `no long task over 100 ms while scrolling (longest ${Math.round(long)} ms)`)
-  await page.getByRole('searchbox', { name: 'Filter' }).fill('Bulk 15')
+  const filter = page.getByRole('searchbox', { name: 'Filter' })
+  await filter.fill('Bulk 15')
   await column(page, 'To Do').getByRole('listitem').first().waitFor({ timeout: 2000 })
   t.match(await column(page, 'To Do').getByRole('listitem').first().getAttribute('aria-label'), /^#15\d* Bulk 15/, 'a filter keystroke over 1,506 cards, scrolled far down: the matches are drawn')
+  t.match(await board(page).getByRole('heading').first().textContent(), /^To Do\s*110 issues/, 'every match counted (#150-#159, #1500-#1599)')
+  // The list made whole again keeps the place the shorter one moved back to: the rows there are drawn.
+  await filter.fill('')
+  const drawnAt = async () => await column(page, 'To Do').evaluate((list) => {
+    const top = list.parentElement!.scrollTop
+    const rows = Array.from(list.querySelectorAll('li')).map((li) => Number(li.getAttribute('aria-posinset')))
+    return { top, first: Math.min(...rows), last: Math.max(...rows), view: list.parentElement!.clientHeight }
+  })
+  await page.waitForFunction(() => /1506 issues/.test(document.querySelector('[aria-label=Board] h2')!.textContent!))
+  const at = await drawnAt()
+  t.ok(at.top > 0 && at.first <= Math.floor(at.top / 84) + 1 && at.last >= Math.ceil((at.top + at.view) / 84), `the rows in view are drawn (${JSON.stringify(at)})`)
+  // A title that changes after the titles' index was made is found by its new words.
+  t.equal((await app.admin({ method: 'PATCH', url: `/admin/repositories/${REPO}/issues/1234`, payload: { title: 'Zebra crossing' } })).statusCode, 200)
+  await filter.fill('zebra cross')
+  await card(page, 1234, 'Zebra crossing').waitFor({ timeout: 8000 })
+  t.same(await cardNumbers(page, 'To Do'), [1234], 'a renamed card is found by its new title, and only it')
+  await filter.fill('bulk 1234')
+  await page.waitForFunction(() => /No card here matches/.test(document.querySelector('[aria-label="To Do"]')!.parentElement!.textContent!))
+  t.pass('nor by its old one')
 })
 
 t.test('under BASE_PATH and a host app\'s prefix; screenshots of the workspace board and the issue panel', { skip: why, timeout: 60_000 }, async (t) => {

@@ -163,60 +163,91 @@ export function matches (card: Card, filter: Filter, relations: Relations, sprin
   return matcher(filter, relations, sprint)(card)
 }
 
-/** Finds the keys of the cards whose title (in lower case) holds a text. */
-export type TitleSearch = (text: string) => Set<string>
-
-const titleIndexes = new WeakMap<Map<string, Card>, TitleSearch>()
 /**
- * An index of the cards' titles, built once per map of cards (the store replaces the map when a
- * card changes): every title in lower case in one string, so a search is a few native `indexOf`
- * calls, one per match, instead of a lower-casing and a test of each of 50,000 cards per keystroke.
+ * The titles of a column's cards in lower case, in the column's order, in one string: a text filter
+ * is then a few native `indexOf` calls, one per match, that give the matching cards in order,
+ * instead of a lower-casing and a test of each of 50,000 cards at the first keystroke. One per map
+ * of cards and column list (the store replaces the map when a card changes, and a column's list when
+ * its order does), made a slice at a time while the page is idle (`extend`), the rest at a search.
  */
-export function titleIndex (cards: Map<string, Card>): TitleSearch {
-  let search = titleIndexes.get(cards)
-  if (search !== undefined) return search
-  const keys: string[] = []
-  const starts: number[] = []
-  const parts: string[] = []
-  let at = 0
-  for (const [key, card] of cards) {
-    const title = card.title.toLowerCase().replaceAll('\n', ' ')
-    keys.push(key)
-    starts.push(at)
-    parts.push(title)
-    at += title.length + 1
-  }
-  const text = parts.join('\n')
-  const owner = (i: number): number => {
-    let low = 0
-    let high = starts.length - 1
-    while (low < high) {
-      const mid = (low + high + 1) >> 1
-      if (starts[mid] <= i) low = mid; else high = mid - 1
+export class ColumnTitles {
+  private readonly cards: Card[] = []
+  private readonly starts: number[] = []
+  private parts: string[] = []
+  private text = ''
+  private length = 0
+  private next = 0
+  private joined = false
+
+  constructor (private readonly keys: readonly string[], private readonly map: Map<string, Card>) {}
+
+  /** Whether every title is in. */
+  get done (): boolean { return this.joined }
+
+  /** Takes in up to `count` more titles; true once every title is in. */
+  extend (count: number): boolean {
+    const end = Math.min(this.keys.length, this.next + count)
+    for (; this.next < end; this.next++) {
+      const card = this.map.get(this.keys[this.next])
+      if (card === undefined) continue
+      const title = card.title.toLowerCase().replaceAll('\n', ' ')
+      this.cards.push(card)
+      this.starts.push(this.length)
+      this.parts.push(title)
+      this.length += title.length + 1
     }
-    return low
+    if (this.next >= this.keys.length && !this.joined) {
+      this.text = this.parts.join('\n')
+      this.parts = []
+      this.joined = true
+    }
+    return this.joined
   }
-  search = (wanted: string) => {
-    const found = new Set<string>()
+
+  /** The column's cards whose title holds `wanted` (in lower case), in the column's order. */
+  search (wanted: string): Card[] {
+    this.extend(Infinity)
+    const found: Card[] = []
     if (wanted.includes('\n')) return found
+    const { starts, text } = this
+    let n = 0
     for (let i = text.indexOf(wanted); i >= 0;) {
-      const n = owner(i)
-      found.add(keys[n])
-      const next = starts[n + 1]
+      // The title holding position i: the last start at or before it, after the previous match's.
+      let high = starts.length - 1
+      while (n < high) {
+        const mid = (n + high + 1) >> 1
+        if (starts[mid] <= i) n = mid; else high = mid - 1
+      }
+      found.push(this.cards[n])
+      const next = starts[++n]
       if (next === undefined) break
       i = text.indexOf(wanted, next)
     }
     return found
   }
-  titleIndexes.set(cards, search)
-  return search
+}
+
+const columnIndexes = new WeakMap<Map<string, Card>, WeakMap<readonly string[], ColumnTitles>>()
+/** The title index of a column's list of keys over a map of cards, made once for the pair. */
+export function columnTitles (cards: Map<string, Card>, keys: readonly string[]): ColumnTitles {
+  let ofCards = columnIndexes.get(cards)
+  if (ofCards === undefined) columnIndexes.set(cards, ofCards = new WeakMap())
+  let index = ofCards.get(keys)
+  if (index === undefined) ofCards.set(keys, index = new ColumnTitles(keys, cards))
+  return index
+}
+
+/** The text a filter looks for in titles, in lower case: '' when there is none or it names an issue's number. */
+export function titleText (filter: Filter): string {
+  const text = filter.text.trim().toLowerCase()
+  return /^#?\d+$/.test(text) ? '' : text
 }
 
 /**
  * The filter as one test per card, its text and ranges read once rather than for each card:
  * a keystroke on a board of 50,000 cards tests every card it holds.
  */
-export function matcher (filter: Filter, relations: Relations, sprint: Set<string> | null = null, titles?: TitleSearch): (card: Card) => boolean {
+export function matcher (filter: Filter, relations: Relations, sprint: Set<string> | null = null): (card: Card) => boolean {
   const tests: Array<(card: Card) => boolean> = []
   if (filter.sprint !== '') tests.push((c) => sprint?.has(c.key) ?? false)
   const text = filter.text.trim().toLowerCase()
@@ -225,9 +256,6 @@ export function matcher (filter: Filter, relations: Relations, sprint: Set<strin
     if (number !== null) {
       const wanted = Number(number[1])
       tests.push((c) => c.number === wanted)
-    } else if (titles !== undefined) {
-      const hits = titles(text)
-      tests.push((c) => hits.has(c.key))
     } else tests.push((c) => c.title.toLowerCase().includes(text))
   }
   if (filter.repos.length > 0) tests.push((c) => filter.repos.includes(c.repo))
@@ -246,17 +274,6 @@ export function matcher (filter: Filter, relations: Relations, sprint: Set<strin
   if (tests.length === 0) return () => true
   if (tests.length === 1) return tests[0]
   return (c) => tests.every((test) => test(c))
-}
-
-/**
- * Whether a filter keeps no card that `before` dropped: only its text grew longer (a keystroke
- * typing on), so the cards `before` kept are all it needs to test.
- */
-export function narrows (before: Filter, after: Filter): boolean {
-  const text = after.text.trim().toLowerCase()
-  const was = before.text.trim().toLowerCase()
-  if (was === '' || !text.startsWith(was) || /^#?\d+$/.test(text) || /^#?\d+$/.test(was)) return false
-  return filterToQuery({ ...after, text: '' }, new URLSearchParams()).toString() === filterToQuery({ ...before, text: '' }, new URLSearchParams()).toString()
 }
 
 /** Sprints nearest today first: the current one, those to come from the soonest, then the ended ones from the latest. */

@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
 import { useLayoutEffect, useRef } from 'preact/hooks'
+import { beforeFrame } from '../frame.js'
 
 /** How long a card moved by someone else takes to glide into its new place. */
 export const GLIDE_MS = 300
@@ -15,12 +16,17 @@ export function useArrivals (region: { current: HTMLElement | null }, arrived: n
   const places = useRef(new Map<string, { x: number, y: number }>())
   const seen = useRef(arrived)
   useLayoutEffect(() => {
+    const glide = seen.current !== arrived && !window.matchMedia('(prefers-reduced-motion: reduce)').matches
+    seen.current = arrived
+    // Other draws (a keystroke's) keep the places before the next frame, not within the draw.
+    if (!glide) return beforeFrame(() => { keep(false) })
+    keep(true)
+  })
+  function keep (glide: boolean) {
     const el = region.current
     if (el === null) return
     const origin = el.getBoundingClientRect()
     const now = new Map<string, { x: number, y: number }>()
-    const glide = seen.current !== arrived && !window.matchMedia('(prefers-reduced-motion: reduce)').matches
-    seen.current = arrived
     for (const card of Array.from(el.querySelectorAll<HTMLElement>('li.card[data-key]'))) {
       const rect = card.getBoundingClientRect()
       const place = { x: rect.left - origin.left + el.scrollLeft, y: rect.top - origin.top }
@@ -31,5 +37,5 @@ export function useArrivals (region: { current: HTMLElement | null }, arrived: n
       card.animate([{ transform: `translate(${before.x - place.x}px, ${before.y - place.y}px)` }, { transform: 'none' }], { duration: GLIDE_MS, easing: 'ease-out' })
     }
     places.current = now
-  })
+  }
 }

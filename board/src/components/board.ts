@@ -1,13 +1,15 @@
 /// <reference lib="dom" />
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
-import { isFiltering, issues, matcher, narrows, titleIndex, type Card as CardData, type Filter } from '../model.js'
+import { columnTitles, isFiltering, issues, matcher, titleText, type Card as CardData, type Filter } from '../model.js'
 import { CLOSED, mayChange, type Store } from '../store.js'
 import { useArrivals } from './arrivals.js'
 import { Card } from './card.js'
 import { Column, ROW } from './column.js'
 
 const MOVE_AFTER = 5 // pixels a pointer travels before a press becomes a drag
+/** Titles taken into a column's index at a time while the page is idle (about a millisecond's worth). */
+const INDEX_SLICE = 1000
 
 export interface ShownColumn { id: string, name: string, cards: CardData[] }
 interface Shown { inputs: unknown[], filter: Filter, columns: ShownColumn[] }
@@ -15,8 +17,9 @@ const lastShown = new WeakMap<Store, Shown>()
 
 /**
  * The columns shown: each pipeline's cards that the filter keeps, then the Closed column. Made
- * again only when the cards, columns, relations or filter changed; a filter that only narrows the
- * last one (a keystroke typing on) tests only the cards the last one kept.
+ * again only when the cards, columns, relations or filter changed. A text filter reads each
+ * column's title index (`columnTitles`): the matches come in the column's order, and only they are
+ * tested for the rest of the filter.
  */
 export function shownColumns (store: Store): ShownColumn[] {
   const { state } = store
@@ -24,22 +27,25 @@ export function shownColumns (store: Store): ShownColumn[] {
   const last = lastShown.get(store)
   const same = last !== undefined && inputs.every((v, i) => v === last.inputs[i])
   if (same && last.filter === state.filter) return last.columns
-  // The title index is built at the first text filter of these cards (or while the page was idle).
-  const test = matcher(state.filter, state.relations, state.sprintIssues, (text) => titleIndex(state.cards)(text))
+  const text = titleText(state.filter)
+  const others = text === '' ? state.filter : { ...state.filter, text: '' }
+  const test = isFiltering(others) ? matcher(others, state.relations, state.sprintIssues) : undefined
   const keep = (keys: string[]) => {
+    if (text !== '') {
+      const found = columnTitles(state.cards, keys).search(text)
+      return test === undefined ? found : found.filter(test)
+    }
     const kept: CardData[] = []
     for (const key of keys) {
       const card = state.cards.get(key)
-      if (card !== undefined && test(card)) kept.push(card)
+      if (card !== undefined && (test === undefined || test(card))) kept.push(card)
     }
     return kept
   }
-  const columns = same && narrows(last.filter, state.filter)
-    ? last.columns.map((c) => ({ ...c, cards: c.cards.filter(test) }))
-    : [
-        ...state.pipelines.map((p) => ({ id: p.id, name: p.name, cards: keep(state.columns[p.id] ?? []) })),
-        { id: CLOSED, name: 'Closed', cards: keep(state.closed.keys) }
-      ]
+  const columns = [
+    ...state.pipelines.map((p) => ({ id: p.id, name: p.name, cards: keep(state.columns[p.id] ?? []) })),
+    { id: CLOSED, name: 'Closed', cards: keep(state.closed.keys) }
+  ]
   lastShown.set(store, { inputs, filter: state.filter, columns })
   return columns
 }
@@ -60,13 +66,27 @@ export function Board ({ store }: { store: Store }) {
   }
   const showRepo = state.choice?.repo === null
   useArrivals(region, state.arrived)
-  // The title index of new cards is built while the page is idle, not at the next keystroke.
+  // The columns' title indexes are made while the page is idle, a slice at a time (a long task
+  // would hold up a scroll), not at the next keystroke.
   useEffect(() => {
     const cards = state.cards
     if (typeof requestIdleCallback !== 'function' || cards.size < 1000) return
-    const idle = requestIdleCallback(() => { titleIndex(cards) })
+    const lists = [...state.pipelines.map((p) => state.columns[p.id] ?? []), state.closed.keys]
+    const slice = (deadline: IdleDeadline) => {
+      for (const keys of lists) {
+        const index = columnTitles(cards, keys)
+        while (!index.done) {
+          if (deadline.timeRemaining() < 2) {
+            idle = requestIdleCallback(slice)
+            return
+          }
+          index.extend(INDEX_SLICE)
+        }
+      }
+    }
+    let idle = requestIdleCallback(slice)
     return () => cancelIdleCallback(idle)
-  }, [state.cards])
+  }, [state.cards, state.columns, state.pipelines, state.closed.keys])
   useEffect(() => () => { press.current?.ghost?.remove() }, [])
 
   // Whether columns are cut off on the right: a hint says the board scrolls.

@@ -2,6 +2,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { Avatar } from './avatar.js'
+import { beforeFrame } from '../frame.js'
 import { chipsWidth, fitLabels, META_ROOM, wholeWords } from '../chips.js'
 import { cardName, labelColors, parseEstimate, points, repoHue, type Card as CardData, type Relations, type Repo } from '../model.js'
 
@@ -51,11 +52,15 @@ export function Card (props: CardProps) {
   const shown = card.labels.filter((l) => fitting.includes(l.name))
   const more = card.labels.filter((l) => !fitting.includes(l.name)).map((l) => l.name)
   // Measured when the card is drawn or its chips change, not at every draw: a scroll draws the
-  // column's rows again, and a measure after each would lay out the page once per card.
+  // column's rows again, and a measure after each would lay out the page once per card. Measured
+  // before the next frame, with every other card drawn meanwhile (frame.ts).
   const chips = `${others.join('\n')}\n${shown.map((l) => l.name).join('\n')}\n${card.assignees.length}`
   useLayoutEffect(() => {
-    const line = meta.current
-    if (line !== null && shown.length > 0 && line.scrollWidth > line.clientWidth + 1) setFewer(fewer + 1)
+    if (shown.length === 0) return
+    return beforeFrame(() => {
+      const line = meta.current
+      if (line !== null && line.scrollWidth > line.clientWidth + 1) setFewer((n) => n + 1)
+    })
   }, [chips])
   return html`<li ref=${ref} class=${`card${props.dragging ? ' dragging' : ''}${card.closed ? ' closed' : ''}`} tabindex="0" data-key=${card.key}
       aria-label=${cardName(card, props.showRepo ? name : undefined, relations, props.epicName)}

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { totals, visibleRows, type Card as CardData } from '../model.js'
 
@@ -39,21 +39,26 @@ export function Column (props: ColumnProps) {
     else if (top + ROW > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW - el.clientHeight
     if (el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight || view.height })
   }, [props.focusIndex])
-  // A list made shorter (a filter) moves the scroll position back without a scroll event yet: draw what is there now.
-  // Not after every draw: a scroll's draw would lay the page out again just to read it.
+  // How high the list's box is, told after the page's layout when it changes (it grows with a short
+  // list's cards, and with the window): read there, not after each draw, where a keystroke's or a
+  // scroll's draw would lay the page out again just to read it.
   useLayoutEffect(() => {
     const el = scroller.current
-    if (el === null || el.clientHeight === 0) return
-    if (el.clientHeight !== view.height || el.scrollTop !== view.top) setView({ top: el.scrollTop, height: el.clientHeight })
-  }, [props.cards.length, props.collapsed])
-  useEffect(() => {
-    const resized = () => { const el = scroller.current; if (el !== null && el.clientHeight > 0) setView({ top: el.scrollTop, height: el.clientHeight }) }
-    window.addEventListener('resize', resized)
-    return () => window.removeEventListener('resize', resized)
-  }, [])
+    if (el === null || typeof ResizeObserver !== 'function') return
+    const observer = new ResizeObserver(() => {
+      if (el.clientHeight > 0) setView((v) => v.height === el.clientHeight && v.top === el.scrollTop ? v : { top: el.scrollTop, height: el.clientHeight })
+    })
+    observer.observe(el)
+    return () => observer.disconnect()
+  }, [props.collapsed])
   // Not summed again for each scroll step of a column of thousands.
   const counts = useMemo(() => totals(props.cards), [props.cards])
-  const { from, to } = visibleRows(props.cards.length, ROW, view.top, view.height)
+  // A list made shorter (a filter) moves the scroll position back, with no scroll event yet: the
+  // rows drawn are those at the bottom it moves back to, worked out rather than read from the page.
+  const top = Math.min(view.top, Math.max(0, props.cards.length * ROW - view.height))
+  // Kept, so that the list made longer again starts from there too, as the page does.
+  useLayoutEffect(() => { if (top !== view.top) setView({ top, height: view.height }) }, [top])
+  const { from, to } = visibleRows(props.cards.length, ROW, top, view.height)
   const rows = []
   for (let i = from; i < to; i++) rows.push(props.renderCard(props.cards[i], i, i * ROW))
   const headingId = `column-${props.id}`
