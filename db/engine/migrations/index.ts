@@ -29,6 +29,7 @@ import { hostedFieldsMigration } from './hosted-fields.js'
 import { zenhubEpicMetaMigration } from './zenhub-epic-meta.js'
 import { workspaceUserMigration } from './workspace-user.js'
 import { pipelinePagesMigration } from './pipeline-pages.js'
+import { dependenciesBlockingMigration } from './dependencies-blocking.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -66,7 +67,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '030-labels': labelsMigration(engine),
     '031-workspace-user': workspaceUserMigration(engine),
     '032-issue-creator': issueCreatorMigration(engine),
-    '033-pipeline-pages': pipelinePagesMigration()
+    '033-pipeline-pages': pipelinePagesMigration(),
+    '034-dependencies-blocking': dependenciesBlockingMigration()
   }
 }
 
