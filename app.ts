@@ -88,6 +88,11 @@ export interface PlanningCoreOptions {
    * connection (default true; false behind a pooler that does not keep them, DATABASE_PREPARED_STATEMENTS)
    */
   databasePreparedStatements?: boolean
+  /**
+   * SQLite file: WAL checkpoints from a worker thread, off the requests' path (default true; false:
+   * SQLite's automatic checkpoint, in the commit that crosses 1,000 WAL pages)
+   */
+  sqliteCheckpoints?: DatabasePluginOptions['sqliteCheckpoints']
   /** `redis://…`: rate-limit windows and chat fan-out shared by every instance */
   redisUrl?: string
   /** prefix of Redis keys and channels (default `planning:`) */
@@ -202,7 +207,8 @@ export const planningCore = fp<PlanningCoreOptions>(async (fastify, opts) => {
     secrets: SecretBox.fromStrings(opts.secretKey, opts.previousSecretKey),
     databaseTimeoutMs: opts.databaseTimeoutMs,
     databaseWatch: opts.databaseWatch,
-    databasePreparedStatements: opts.databasePreparedStatements
+    databasePreparedStatements: opts.databasePreparedStatements,
+    sqliteCheckpoints: opts.sqliteCheckpoints
   })
   await fastify.register(redisPlugin, { redisUrl: opts.redisUrl, redisPrefix: opts.redisPrefix })
   await fastify.register(hostsPlugin, opts.hosts ?? {})

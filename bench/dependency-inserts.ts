@@ -17,7 +17,8 @@ const REPO = 4701
  * (2,000 edges at 50,000 issues), then `count` inserts over HTTP one at a time, each from an even
  * to the next odd number (no cycle: every stored edge runs from a lower to a higher number),
  * after 50 not counted. More samples than the big-workspace case, so its p99 means something.
- * `BENCH_INSERTS` sets the count, `BENCH_DEPS_ENGINES=sqlite` or `=postgres` runs one engine.
+ * `BENCH_INSERTS` sets the count, `BENCH_DEPS_ENGINES=sqlite` or `=postgres` runs one engine,
+ * `BENCH_CHECKPOINTS=automatic` leaves SQLite's checkpoints in the commits (no worker).
  */
 export async function benchDependencyInserts (postgresUrl?: string, count = Number(process.env.BENCH_INSERTS ?? 1000)): Promise<string[]> {
   const issues = Number(process.env.BENCH_BIG_ISSUES ?? 50_000)
@@ -27,7 +28,8 @@ export async function benchDependencyInserts (postgresUrl?: string, count = Numb
     const seed = join(folder, 'big.json')
     writeFileSync(seed, JSON.stringify(bigWorkspaceFixture(issues)))
     const engines: Array<{ label: string, options: () => Promise<{ options: Record<string, unknown>, drop: () => Promise<void> }> }> = [
-      { label: 'SQLite', options: async () => ({ options: { database: join(folder, 'deps.db') }, drop: async () => {} }) }
+      // BENCH_CHECKPOINTS=automatic: SQLite's own checkpoint, in the commit, instead of the worker's
+      { label: 'SQLite', options: async () => ({ options: { database: join(folder, 'deps.db'), sqliteCheckpoints: process.env.BENCH_CHECKPOINTS !== 'automatic' }, drop: async () => {} }) }
     ]
     if (postgresUrl !== undefined) {
       engines.push({

@@ -55,4 +55,5 @@ t.test('the single executable runs alone: demo board, clean stop on SIGTERM', { 
   const expected = process.env.SEA_NODE === undefined ? `v${runtimes['24']}` : execFileSync(process.env.SEA_NODE, ['--version']).toString().trim()
   t.match(out, `running on Node ${expected}`, `the binary runs on ${expected}`)
   t.equal(err, '', 'nothing on stderr')
+  t.match(out, 'SQLite checkpoints stay automatic', 'no worker thread can load the embedded addon: said so once')
 })

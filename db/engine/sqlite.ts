@@ -16,6 +16,11 @@ export function useNativeBinding (binding: object): void {
   nativeBinding = binding
 }
 
+/** Whether the addon came through `useNativeBinding` (the single executable), not from node_modules. */
+export function embeddedBinding (): boolean {
+  return nativeBinding !== undefined
+}
+
 /** Opens (creating the folder if needed) a database file or `:memory:` with our pragmas set. */
 export function openSqliteFile (path: string): SqliteHandle {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true })

@@ -8,6 +8,7 @@ import { checkSecretKey, requireKeyForSealed, sealStoredSecrets } from '../../db
 import { SecretBox } from '../../db/engine/secret-box.js'
 import { sqliteKysely, type SqliteHandle } from '../../db/engine/sqlite.js'
 import { sqliteVersionReader } from '../../db/engine/sqlite-version.js'
+import { startCheckpointer, type Checkpointer, type CheckpointerOptions } from '../../db/engine/sqlite-checkpointer.js'
 import { coalescedVersion, type VersionStats } from '../../db/engine/coalesced-version.js'
 import { counterConnection } from '../../db/engine/postgres-version.js'
 import { counterWatch, type WatchStats, type WatchTimings } from '../../db/engine/postgres-watch.js'
@@ -39,6 +40,11 @@ export interface DatabasePluginOptions {
   databaseWatch?: boolean | Partial<WatchTimings>
   /** PostgreSQL: hot-path queries as named statements (default true; DATABASE_PREPARED_STATEMENTS) */
   databasePreparedStatements?: boolean
+  /**
+   * SQLite file: WAL checkpoints from a worker thread instead of inside the commit that crosses
+   * 1,000 WAL pages (default on; false keeps SQLite's automatic checkpoint; timings for tests)
+   */
+  sqliteCheckpoints?: boolean | Omit<CheckpointerOptions, 'log'>
 }
 
 declare module 'fastify' {
@@ -72,6 +78,8 @@ declare module 'fastify' {
      * once a minute for the instance (an outage would otherwise log once per request and poll).
      */
     planningDatabaseUnavailable: (err: unknown) => void
+    /** SQLite file: the worker thread that checkpoints the WAL (undefined: SQLite's automatic checkpoint) */
+    planningCheckpointer: Checkpointer | undefined
   }
   interface FastifyRequest {
     [version]: number | Promise<number> | null
@@ -114,6 +122,11 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   listenToCommits(db, (committed, repositories, boardRows) => { writes.note(committed, repositories, boardRows) })
   fastify.decorate('planningWrites', writes)
   fastify.decorate('planningEngine', engine)
+  const checkpoints = opts.sqliteCheckpoints ?? true
+  const checkpointer = sqlite === undefined || checkpoints === false
+    ? undefined
+    : startCheckpointer(sqlite.handle, { ...(checkpoints === true ? {} : checkpoints), log: fastify.log })
+  fastify.decorate('planningCheckpointer', checkpointer)
   fastify.decorate('planningDatabaseUnavailable', onceAMinute(fastify.log, 'the database is unavailable; requests answer 503 until it is back'))
   fastify.decorateRequest(version, null)
   // On SQLite the counter is read straight from the handle (the WAL-index header), on PostgreSQL on
@@ -173,6 +186,7 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
     // Views wait in memory a moment (db/workspace-views.ts): a normal shutdown writes them.
     await fastify.planningStore.workspaceViews.close().catch((err: unknown) => { fastify.log.warn({ err }, 'workspace views were not recorded at shutdown') })
     readSqlite?.close()
+    await checkpointer?.close()
     await watch?.close()
     await counter?.close()
     await db.destroy()
