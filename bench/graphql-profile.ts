@@ -101,18 +101,20 @@ for (let i = 0; i < runs + 10; i++) {
   const end = performance.now()
   const used = process.cpuUsage(cpuBefore)
   recording = false
+  // a background statement still unanswered when the document's answer came is not the document's
+  const answered = sent.filter((s) => s.end > 0)
   if (res.statusCode !== 200 || res.json().errors !== undefined) throw new Error(res.body.slice(0, 300))
   if (i === 0 && process.env.PROFILE_ANSWER !== undefined) writeFileSync(process.env.PROFILE_ANSWER, res.body)
   if (i < 10) continue
   times.push(end - start)
   cpu.push((used.user + used.system) / 1000)
-  counts.push(sent.length)
+  counts.push(answered.length)
   // statements overlapping in time are one wave; the time with any in flight is the waves' sum
   let busy = 0
   let from = -1
   let to = -1
   let groups = 0
-  for (const s of [...sent].sort((a, b) => a.start - b.start)) {
+  for (const s of [...answered].sort((a, b) => a.start - b.start)) {
     if (s.start > to) {
       busy += to - from
       from = s.start
@@ -122,7 +124,7 @@ for (let i = 0; i < runs + 10; i++) {
   }
   inFlight.push(busy + to - from)
   waves.push(groups)
-  for (const s of sent) {
+  for (const s of answered) {
     const key = s.text.replace(/\s+/g, ' ').slice(0, 120)
     byStatement.set(key, [...byStatement.get(key) ?? [], s.end - s.start])
   }
