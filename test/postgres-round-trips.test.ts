@@ -222,6 +222,21 @@ t.test('a lock taken before the last statement goes with it and the commit: one 
   t.match(sent[0], /^BEGIN; SET LOCAL statement_timeout = \d+; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\('a', \d+, 'a', \d+\); COMMIT$/)
   t.equal(await count('a'), 2, 'committed, seen from another connection')
   t.equal(await counter(), 2)
+  const bound = Number(/statement_timeout = (\d+)/.exec(sent[0])![1])
+  t.ok(bound > 0 && bound <= 2500, `the lock's wait and the statement get half the 5 s deadline each, never past it together (${bound} ms)`)
+
+  // Nothing may run after the joined commit but Kysely's own commit: it would run outside the transaction.
+  sent.length = 0
+  await t.rejects(writeTransaction(db, async (trx) => {
+    await lockFor(trx, 'repositories', { beforeLastStatement: true })
+    const { rows } = await last(trx, { id: next++, owner: 'a' })
+    bumpedByStatement(trx, Number(rows[0].value), rows[0].listeners)
+    await sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (301, 'late', 'r', '')`.execute(trx)
+  }), /after its transaction committed/)
+  t.equal(sent.length, 1, 'the late statement was never sent')
+  t.equal(await count('late'), 0)
+  t.equal(await count('a'), 3, 'the joined statement itself committed')
+  t.equal(await write('d'), 0, 'the connection serves the next write')
 
   // Another transaction holds the lock and has made a row: the joined statement waits, then counts it.
   await other.query('BEGIN')
@@ -230,7 +245,7 @@ t.test('a lock taken before the last statement goes with it and the commit: one 
   const waiting = write('a')
   await new Promise((resolve) => setTimeout(resolve, 200))
   await other.query('COMMIT')
-  t.equal(await waiting, 3, 'the row the last holder committed is counted')
+  t.equal(await waiting, 4, 'the row the last holder committed is counted')
 
   // A statement that fails: nothing of it commits, and the connection serves the next write.
   sent.length = 0
@@ -239,7 +254,7 @@ t.test('a lock taken before the last statement goes with it and the commit: one 
     await last(trx, { id: 300, owner: 'a' })
   }), { code: '23505' })
   t.match(sent[0], /EXECUTE planning_\w+\('a', 300, 'a', 300\); COMMIT$/)
-  t.equal(await counter(), 3, 'the counter where it was')
+  t.equal(await counter(), 5, 'the counter where it was')
   t.equal(await write('b'), 0)
   t.equal(await count('b'), 1)
 
@@ -249,7 +264,7 @@ t.test('a lock taken before the last statement goes with it and the commit: one 
   t.equal(await write('c'), 0)
   t.same(firstWords(), ['BEGIN; SELECT', 'ROLLBACK', 'BEGIN; SELECT', 'WITH counted', 'commit'], 'tried once, undone, sent again')
   t.equal(await count('c'), 1, 'committed once')
-  t.equal(await counter(), 5)
+  t.equal(await counter(), 7)
 })
 
 t.test('no query is sent on a connection while another runs there (pg 8 warns, pg 9 refuses): at start and in writes', { skip }, async (t) => {

@@ -233,6 +233,13 @@ t.test('a sign-in under way is stored sealed with its state: no verifier, nonce 
   t.equal(moved.statusCode, 400)
   t.match(moved.body, /unknown, has expired or was used/)
   t.notOk(moved.cookies.some((c) => c.name === 'planning_session'))
+  // Nor does one put there in the clear: a row cannot be downgraded to a plain return path.
+  const third = await a.inject({ url: '/auth/oidc/login?return_to=/board' })
+  const thirdState = hashToken(`state:${new URL(String(third.headers.location)).searchParams.get('state')!}`)
+  await sql('UPDATE sign_in_attempts SET return_to = ? WHERE state_hash = ?', ['https://evil.example/', thirdState])
+  const plain = await a.inject({ url: (await new Browser().signIn(String(third.headers.location), 'alice')).slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(third) } })
+  t.equal(plain.statusCode, 400, 'a plain-text field refuses the sign-in')
+  t.notOk(plain.cookies.some((c) => c.name === 'planning_session'))
   const untouched = await a.inject({ url: (await new Browser().signIn(String(other.headers.location), 'alice')).slice(PUBLIC_URL.length), headers: { cookie: attemptCookie(other) } })
   t.equal(untouched.statusCode, 303, 'the other sign-in finishes')
   t.equal(untouched.headers.location, '/board', 'to its own return path')

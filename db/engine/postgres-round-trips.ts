@@ -98,6 +98,11 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
   const dispatch = (args: unknown[], wasHeld: boolean, wasCommitted: boolean): unknown => {
     const [text, values] = args
     const plain = typeof text === 'string' && Array.isArray(values) && args.length === 2
+    // A joined statement committed the transaction: anything more would run outside it, on its own.
+    if (wasCommitted && !(plain && values.length === 0 && (text === 'commit' || text === 'rollback'))) {
+      committed = true // until the commit or rollback that ends it
+      return Promise.reject(new Error('a statement after its transaction committed with the statement before it'))
+    }
     if (!plain) return wasHeld ? afterBegin(args) : query(...args)
     if (text === 'begin' && values.length === 0) {
       held = true
@@ -130,8 +135,10 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     if (executed !== undefined) {
       try {
         if (!commit) return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+        // PostgreSQL times each statement of a simple query on its own: the lock's wait and the
+        // statement get half of what is left each, so neither can commit after the client gave up.
         const ms = left()
-        const bounded = ms === undefined || ms <= 0 ? '' : `SET LOCAL statement_timeout = ${Math.ceil(ms)}; `
+        const bounded = ms === undefined || ms <= 0 ? '' : `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(ms / 2))}; `
         const results = await simple(`BEGIN; ${bounded}${lockSql(key)}; ${executed}; COMMIT`, ms === undefined ? 0 : COMMIT_MARGIN_MS)
         const [result, done] = results.slice(-2)
         if (done?.command !== 'COMMIT') throw new Error('the write was not committed')

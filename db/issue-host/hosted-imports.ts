@@ -9,6 +9,7 @@ import { unprioritizedRank } from '../ranking.js'
 import type { HostedImportsTable, IssueEventsTable, PlacementsTable } from '../schema.js'
 import { BULK_ROWS, createBulkIssues } from '../bulk-issues.js'
 import { notedEvents, type Executor } from '../engine/transaction.js'
+import { lockFor } from '../engine/engine.js'
 import { madeAt, placedAt } from '../pipeline-times.js'
 
 /** Where a resumed run goes on: the repository (by index), the stage and the item within it. */
@@ -431,6 +432,9 @@ export function createHostedSync (db: Executor) {
       let changed = 0
       const refused: string[] = []
       const keep = new Set<string>()
+      // The lock the API's dependency inserts take (db/dependencies.ts): each cycle check below must
+      // see every edge committed before it, and none made meanwhile that it cannot see.
+      await lockFor(db, 'dependencies')
       const idOf = await ensureRefs(listed.flatMap((d) => [d.blocking, d.blocked]))
       const stored = new Set<string>()
       for (const chunk of chunks([...new Set(listed.map((d) => idOf(d.blocking)))])) {

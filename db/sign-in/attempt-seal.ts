@@ -22,20 +22,19 @@ export function sealAttempt<T extends Record<string, string>> (state: string, fi
 }
 
 /**
- * The fields opened with `state`; undefined when one does not open (altered, or moved from another
- * attempt). A value without the prefix was stored before sealing and is read as it is.
+ * The fields opened with `state`; undefined when one does not open (altered, moved from another
+ * attempt, or unsealed: an attempt stored in the clear by an older version is refused like an
+ * unknown state, so a row cannot be downgraded to plain text; the person signs in again).
  */
 export function openAttempt<T extends Record<string, string>> (state: string, fields: T): T | undefined {
   const key = keyOf(state)
   const opened: Record<string, string> = {}
   for (const [name, value] of Object.entries(fields)) {
-    if (!value.startsWith(PREFIX)) {
-      opened[name] = value
-      continue
-    }
+    if (!value.startsWith(PREFIX)) return undefined
     try {
       const raw = Buffer.from(value.slice(PREFIX.length), 'base64url')
-      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12)).setAAD(Buffer.from(name))
+      if (raw.length < 28) return undefined
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12), { authTagLength: 16 }).setAAD(Buffer.from(name))
       decipher.setAuthTag(raw.subarray(12, 28))
       opened[name] = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')
     } catch {
