@@ -41,6 +41,14 @@ const insertPair = (db: QueryCreator<Database>, p: PairInsert) => db.insertInto(
 const insertQuery = prepared<PairInsert>()(insertPair)
 /** A row of `bothQuery`; the joined insert adds the new edge's seq. */
 type BothRow = Awaited<ReturnType<typeof bothQuery>>['rows'][number] & { seq?: number | null }
+/** `bothQuery` as SQL text, the first part of both PostgreSQL insert statements below. */
+const bothIssuesSql = (p: BothParams) => sql`SELECT i.id, i.repo_id, i.number, i.title, r.owner, r.name, r.html_url,
+      (SELECT value FROM change_counter WHERE id = 1) AS version,
+      EXISTS (SELECT w.id FROM webhooks w WHERE w.repo_id = i.repo_id AND w.events LIKE ${p.hooks}) AS hooked,
+      EXISTS (SELECT x.workspace_id FROM workspace_repositories x JOIN workspace_repositories y ON x.workspace_id = y.workspace_id
+        WHERE x.repo_id = ${p.aRepo} AND y.repo_id = ${p.bRepo}) AS shared
+    FROM issues i JOIN repositories r ON r.id = i.repo_id
+    WHERE (i.repo_id = ${p.aRepo} AND i.number = ${p.aNumber}) OR (i.repo_id = ${p.bRepo} AND i.number = ${p.bNumber})`
 /**
  * On PostgreSQL the query for both issues, the insert and the planning stamp are one statement
  * (one round trip): the same rows as `bothQuery`, with the new edge's seq (null when the pair was
@@ -49,13 +57,7 @@ type BothRow = Awaited<ReturnType<typeof bothQuery>>['rows'][number] & { seq?: n
  */
 const bothAndInsertQuery = prepared<BothParams & { at: string }>()((db, p) => ({
   compile: () => sql<BothRow>`WITH both_issues AS (
-    SELECT i.id, i.repo_id, i.number, i.title, r.owner, r.name, r.html_url,
-      (SELECT value FROM change_counter WHERE id = 1) AS version,
-      EXISTS (SELECT w.id FROM webhooks w WHERE w.repo_id = i.repo_id AND w.events LIKE ${p.hooks}) AS hooked,
-      EXISTS (SELECT x.workspace_id FROM workspace_repositories x JOIN workspace_repositories y ON x.workspace_id = y.workspace_id
-        WHERE x.repo_id = ${p.aRepo} AND y.repo_id = ${p.bRepo}) AS shared
-    FROM issues i JOIN repositories r ON r.id = i.repo_id
-    WHERE (i.repo_id = ${p.aRepo} AND i.number = ${p.aNumber}) OR (i.repo_id = ${p.bRepo} AND i.number = ${p.bNumber})
+    ${bothIssuesSql(p)}
   ), inserted AS (
     INSERT INTO dependencies (blocking_id, blocked_id, created_at)
     SELECT a.id, b.id, CAST(${p.at} AS TEXT) FROM both_issues a JOIN both_issues b ON a.id <> b.id
@@ -80,13 +82,7 @@ type CheckedRow = BothRow & { existed: boolean | null, cyclic: boolean | null, b
  */
 const checkedInsertQuery = prepared<BothParams & { at: string }>()((db, p) => ({
   compile: () => sql<CheckedRow>`WITH RECURSIVE both_issues AS (
-    SELECT i.id, i.repo_id, i.number, i.title, r.owner, r.name, r.html_url,
-      (SELECT value FROM change_counter WHERE id = 1) AS version,
-      EXISTS (SELECT w.id FROM webhooks w WHERE w.repo_id = i.repo_id AND w.events LIKE ${p.hooks}) AS hooked,
-      EXISTS (SELECT x.workspace_id FROM workspace_repositories x JOIN workspace_repositories y ON x.workspace_id = y.workspace_id
-        WHERE x.repo_id = ${p.aRepo} AND y.repo_id = ${p.bRepo}) AS shared
-    FROM issues i JOIN repositories r ON r.id = i.repo_id
-    WHERE (i.repo_id = ${p.aRepo} AND i.number = ${p.aNumber}) OR (i.repo_id = ${p.bRepo} AND i.number = ${p.bNumber})
+    ${bothIssuesSql(p)}
   ), pair AS (
     SELECT a.id AS blocking, b.id AS blocked, a.shared, a.hooked OR b.hooked AS hooked,
       EXISTS (SELECT 1 FROM dependencies d WHERE d.blocking_id = a.id AND d.blocked_id = b.id) AS existed
