@@ -276,6 +276,23 @@ t.test('a move takes a bounded number of statements, whatever the pipeline holds
   t.same(numbers(await board(app), P.todo), [3, 1, 4, 5, 2, 6], 'the moves took effect')
 })
 
+t.test('paged boards: every pipeline\'s first rows are the whole board\'s first, each repository\'s own, whatever the pipelines share', async (t) => {
+  const app = await build(t)
+  // Both repositories' issues share the workspace's pipelines: moved apart and back together, then read in pages.
+  for (const [repo, n, pipeline, position] of [[REPO, 4, P.doing, 'top'], [REPO, 2, P.doing, 'bottom'], [OTHER_REPO, 1, P.doing, 'top'], [REPO, 5, P.todo, 0]] as const) {
+    const res = await app.as('alice', { method: 'POST', url: `/p2/workspaces/${WS_OLD}/repositories/${repo}/issues/${n}/moves`, payload: { pipeline_id: pipeline, position } })
+    t.equal(res.statusCode, 200, res.body)
+  }
+  for (const repo of [REPO, OTHER_REPO]) {
+    const whole = await board(app, `/p2/workspaces/${WS_OLD}/repositories/${repo}/board`)
+    for (const limit of [1, 2, 3]) {
+      const page = (await app.as('alice', { url: `/p2/workspaces/${WS_OLD}/repositories/${repo}/board?limit=${limit}` })).json()
+      t.same(page.pipelines.map((p: any) => [p.id, p.issues.map((i: any) => i.issue_number), p.next_after === null]),
+        whole.pipelines.map((p) => [p.id, numbers(whole, p.id).slice(0, limit), numbers(whole, p.id).length <= limit]), `repository ${repo}, limit ${limit}`)
+    }
+  }
+})
+
 t.test('paged boards: each pipeline\'s first rows with its totals, then the next pages by cursor; the whole board unchanged without limit', async (t) => {
   const app = await build(t)
   await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/2/estimate`, payload: { estimate: 3 } })
