@@ -292,6 +292,35 @@ t.test('the store: a large board shows each column\'s first rows (a paged read) 
   t.equal(store.state.status.text, '')
 })
 
+t.test('the store: the Closed column\'s count and the sprints are read after the first rows, not alongside them', async (t) => {
+  const page = { pipelines: [{ id: 'todo', name: 'To Do', issues: [{ issue_number: 1, is_epic: false }], next_after: 1 }, { id: 'done', name: 'Done', issues: [], next_after: null }] }
+  const base = fakeClient({ '/p2/workspaces/w/repositories/1/board?limit=': page, '/p1/repositories/1/issues/closed': { data: [], total: 2, next_before: null }, '/p1/repositories/2/issues/closed': { data: [], total: 1, next_before: null }, ...routes })
+  const asked: string[] = []
+  let release = () => {}
+  const held = new Promise<void>((resolve) => { release = resolve })
+  const client: Client = {
+    ...base,
+    get: async <T>(path: string) => {
+      asked.push(path)
+      if (path.includes('/board?limit=')) await held
+      return await base.get<T>(path)
+    }
+  }
+  const store = createStore({ client, session: memory(), local: memory(), location: { search: '', pathname: '/board' }, replaceUrl: () => {} })
+  t.teardown(() => store.stop())
+  const signing = store.signIn('token')
+  for (let turn = 0; turn < 200 && !asked.some((p) => p.includes('/board?limit=')); turn++) await new Promise((resolve) => setImmediate(resolve))
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
+  t.ok(asked.some((p) => p.includes('/board?limit=')), 'the first rows are being read')
+  t.same(asked.filter((p) => p.includes('/closed') || p.endsWith('/sprints')), [], 'nothing else of the board meanwhile')
+  release()
+  await signing
+  for (const later of ['/p1/repositories/1/issues/closed?limit=1', '/p1/repositories/2/issues/closed?limit=1', '/p2/workspaces/w/sprints']) {
+    t.ok(asked.includes(later), `${later} once they came`)
+  }
+  t.equal(store.state.closed.total, 3, 'the count is there once signed in')
+})
+
 t.test('the store: a browser session signs in without a token, the providers\' buttons come back here, sign-out ends the session', async (t) => {
   const sent: Array<[string, string, unknown]> = []
   const providers = { providers: [{ id: 'host:c1', name: 'Sign in with GitHub', login_url: '/base/auth/host/c1/login' }], token: true }

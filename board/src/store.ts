@@ -350,7 +350,16 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     say('Loading the board…')
     follow(null)
     const mine = generation
-    await Promise.all([names(workspace), refresh(true), state.collapsed.has(CLOSED) ? countClosed() : loadClosed(), sprints(workspace)])
+    // The Closed column's reads and the sprints once the first rows are read, not alongside them:
+    // on a board of thousands those dozen reads shared the server and the browser's six connections
+    // with the first rows' (the first thing the person waits for) and need not come before them.
+    let rest: Promise<unknown> | undefined
+    const later = () => {
+      if (rest === undefined && mine === generation) rest = Promise.all([state.collapsed.has(CLOSED) ? countClosed() : loadClosed(), sprints(workspace)])
+    }
+    await Promise.all([names(workspace), refresh(true, later)])
+    later()
+    await rest
     // After the board's first read, not before it: the stream's first look reads the same boards and
     // titles on the server, which on a board of 50,000 issues held the first rows back for seconds;
     // after the page's own read it finds them kept. Until then the page polls.
@@ -390,7 +399,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
   }
 
   /** Boards of every repository shown, titles of their issues, dependencies and epics: in parallel, each conditional. */
-  async function refresh (first = false) {
+  async function refresh (first = false, firstRowsRead?: () => void) {
     clearTimeout(timer)
     const mine = generation
     const choice = state.choice
@@ -399,6 +408,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     // their titles (hundreds of reads) would queue ahead of the first rows' few. A board that fits
     // in a page costs one paged read more.
     if (first) await firstRows(choice.workspace, mine).catch(() => {})
+    firstRowsRead?.()
     if (mine !== generation) return
     try {
       const repos = repoIds()
