@@ -26,6 +26,21 @@ export interface ColumnProps {
   count?: string
 }
 
+// One observer for every column's list: its changes come in one callback, where the page is laid
+// out once for all. An observer each told them one at a time, and each column drawn again in
+// between laid the page out again for the next one (13 layouts when the first rows came).
+let sizes: ResizeObserver | undefined
+const told = new Map<Element, () => void>()
+function watchSize (el: Element, tell: () => void): () => void {
+  sizes ??= new ResizeObserver((entries) => { for (const entry of entries) told.get(entry.target)?.() })
+  told.set(el, tell)
+  sizes.observe(el)
+  return () => {
+    told.delete(el)
+    sizes?.unobserve(el)
+  }
+}
+
 /** A pipeline: a sticky header with its counts, then a list named after it that scrolls on its own. */
 export function Column (props: ColumnProps) {
   const scroller = useRef<HTMLDivElement>(null)
@@ -45,11 +60,9 @@ export function Column (props: ColumnProps) {
   useLayoutEffect(() => {
     const el = scroller.current
     if (el === null || typeof ResizeObserver !== 'function') return
-    const observer = new ResizeObserver(() => {
+    return watchSize(el, () => {
       if (el.clientHeight > 0) setView((v) => v.height === el.clientHeight && v.top === el.scrollTop ? v : { top: el.scrollTop, height: el.clientHeight })
     })
-    observer.observe(el)
-    return () => observer.disconnect()
   }, [props.collapsed])
   // Not summed again for each scroll step of a column of thousands.
   const counts = useMemo(() => totals(props.cards), [props.cards])
