@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
 import { boardPageFigures, CHROMIUM } from './board-page.js'
+import { type Answer, bareFloor, timedRequest } from './client.js'
 import { compare, type HttpRow } from './http.js'
 import { admin } from './postgres.js'
 import { adminImport, hostedImport } from './big-imports.js'
@@ -86,13 +87,15 @@ async function timedStart (options: Record<string, unknown>): Promise<{ server: 
   return { server, seconds }
 }
 
+/** One timed request with the bench's one-at-a-time client (`client.ts`); a 4xx other than 409 or a 5xx stops the case. */
 async function call (url: string, method: string, body?: unknown): Promise<number> {
-  const started = performance.now()
-  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-  await res.arrayBuffer()
-  if (res.status >= 400 && res.status !== 409) throw new Error(`${method} ${url}: ${res.status}`)
-  return performance.now() - started
+  const answer = await timedRequest(url, method, headers, body)
+  if (answer.status >= 400 && answer.status !== 409) throw new Error(`${method} ${url}: ${answer.status}`)
+  last = answer
+  return answer.ms
 }
+/** The last answer `call` had: the bytes the floor's bare server answers. */
+let last: Answer | undefined
 
 const stats = (times: number[]) => {
   const sorted = [...times].sort((a, b) => a - b)
@@ -145,6 +148,8 @@ async function measure (label: string, server: ServerProcess, issues: number, se
     if (i >= 20) inserts.push(ms)
   }
   lines.push(`${label}: POST /p1/dependencies with ${Math.min(2000, Math.floor(issues / 25)).toLocaleString('en')} edges stored, timed over HTTP: ${stats(inserts)} (180 after 20 not counted)`)
+  const floor = await bareFloor(last!.body, 'POST', headers, { blocking: { repo_id: REPO + 1, issue_number: 2 }, blocked: { repo_id: REPO + 1, issue_number: 3 } }, inserts.length)
+  lines.push(`${label}: the same requests to a bare node:http server answering the same bytes (the floor): ${stats(floor)}`)
   for (const line of await graphqlPage(server.url, seconds)) lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, ${line}`)
   lines.push(...await boardPage(label, server.url, issues))
   lines.push(`${label}: server RSS after these reads and writes ${rssMb(server.pid).toFixed(0)} MB, peak ${peakMb(server.pid).toFixed(0)} MB`)

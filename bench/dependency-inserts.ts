@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
+import { type Answer, bareFloor, spread, timedRequest } from './client.js'
 import { BIG_TOKEN, bigWorkspaceFixture } from './big-fixture.js'
 import { admin } from './postgres.js'
 import { startProcess } from './processes.js'
-import { percentile } from './stats.js'
 
 const headers = { 'x-authentication-token': BIG_TOKEN, 'content-type': 'application/json' }
 /** The second repository of the big workspace, as bench/big-workspace.ts inserts into. */
@@ -49,18 +48,16 @@ export async function benchDependencyInserts (postgresUrl?: string, count = Numb
         try {
           const pairs = Math.floor((issues / 10 - 1) / 2)
           const times: number[] = []
+          let last: Answer | undefined
+          const body = (k: number) => ({ blocking: { repo_id: REPO, issue_number: 2 + 2 * k }, blocked: { repo_id: REPO, issue_number: 3 + 2 * k } })
           for (let i = -50; i < Math.min(count, pairs - 50); i++) {
-            const k = i + 50
-            const body = JSON.stringify({ blocking: { repo_id: REPO, issue_number: 2 + 2 * k }, blocked: { repo_id: REPO, issue_number: 3 + 2 * k } })
-            const started = performance.now()
-            const res = await fetch(`${server.url}/p1/dependencies`, { method: 'POST', headers, body })
-            await res.arrayBuffer()
-            if (res.status !== 200) throw new Error(`POST /p1/dependencies: ${res.status}`)
-            if (i >= 0) times.push(performance.now() - started)
+            last = await timedRequest(`${server.url}/p1/dependencies`, 'POST', headers, body(i + 50))
+            if (last.status !== 200) throw new Error(`POST /p1/dependencies: ${last.status}`)
+            if (i >= 0) times.push(last.ms)
           }
-          times.sort((a, b) => a - b)
-          const at = (p: number) => percentile(times, p).toFixed(2)
-          lines.push(`${engine.label}: POST /p1/dependencies, 2,000 edges stored, over HTTP one at a time: p50 ${at(0.5)} ms, p90 ${at(0.9)} ms, p99 ${at(0.99)} ms, max ${times[times.length - 1].toFixed(1)} ms (${times.length} after 50 not counted)`)
+          lines.push(`${engine.label}: POST /p1/dependencies, 2,000 edges stored, over HTTP one at a time: ${spread(times)} (${times.length} after 50 not counted)`)
+          const floor = await bareFloor(last!.body, 'POST', headers, body(0), times.length)
+          lines.push(`${engine.label}: the same requests to a bare node:http server answering the same bytes: ${spread(floor)}`)
         } finally {
           await server.stop()
         }
