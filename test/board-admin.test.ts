@@ -159,6 +159,12 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   const sprints = page.getByRole('region', { name: 'Sprints' })
   await sprints.getByLabel('Length in weeks').selectOption('1')
   await sprints.getByLabel('Time zone').fill('Nowhere/Land')
+  // A write from elsewhere redraws the page while the field holds what was typed: it keeps it.
+  const reread = page.waitForResponse((r) => r.url().includes(`/repositories/${REPO}/board`) && r.status() === 200)
+  await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, payload: { estimate: 13 } })
+  await reread
+  await page.evaluate(async () => await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 50))))
+  t.equal(await sprints.getByLabel('Time zone').inputValue(), 'Nowhere/Land', 'what was typed outlasts a redraw')
   await sprints.getByRole('button', { name: 'Save sprint settings' }).click()
   // The zone is checked by the server: wait for its answer to reach the field.
   await sprints.locator('[aria-invalid="true"]').first().waitFor()

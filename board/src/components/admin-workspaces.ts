@@ -144,7 +144,7 @@ function PipelineItem ({ workspace, pipeline, index, save, context, onDragStart,
     ${renaming
       ? html`<form class="rename" onSubmit=${rename} noValidate>
           <label for=${id}>New name for ${pipeline.name}</label>
-          <input name="name" value=${pipeline.name} maxlength="100" autocomplete="off" ...${invalid(id, error)} />
+          <input name="name" defaultValue=${pipeline.name} maxlength="100" autocomplete="off" ...${invalid(id, error)} />
           <${FieldError} id=${id} error=${error} />
           <div class="row"><button type="submit">Save</button><button type="button" onClick=${() => { setRenaming(false); setError('') }}>Cancel</button></div>
         </form>`

@@ -125,7 +125,7 @@ export function EstimateEditor ({ card, onDone, onSave, onSay }: EditorProps) {
     await onSave(parsed.value)
     onDone()
   }
-  return html`<input ref=${ref} class="estimate-input" type="text" inputmode="decimal" autocomplete="off" value=${initial} size="5"
+  return html`<input ref=${ref} class="estimate-input" type="text" inputmode="decimal" autocomplete="off" defaultValue=${initial} size="5"
     aria-label=${`Estimate of #${card.number} (empty clears it); Enter saves, Escape cancels`}
     onKeyDown=${(e: KeyboardEvent) => {
       e.stopPropagation()

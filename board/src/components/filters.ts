@@ -21,6 +21,18 @@ function Menu ({ name, active, children, disabled }: { name: string, active: boo
   </div>`
 }
 
+/**
+ * An estimate bound: what is typed is kept here until it is committed (on change), so a redraw of
+ * the board meanwhile does not put the committed value back; a new committed value (the filter
+ * cleared) replaces it.
+ */
+function Bound ({ label, value, commit }: { label: string, value: string, commit: (text: string) => void }) {
+  const [text, setText] = useState(value)
+  useEffect(() => { setText(value) }, [value])
+  return html`<input type="number" min="0" step="any" aria-label=${label} value=${text} size="4"
+    onInput=${(e: Event) => { setText((e.target as HTMLInputElement).value) }} onChange=${(e: Event) => { commit((e.target as HTMLInputElement).value) }} />`
+}
+
 function toggle<T> (list: T[], value: T): T[] {
   return list.includes(value) ? list.filter((v) => v !== value) : [...list, value]
 }
@@ -73,10 +85,8 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
       ${([['', 'Any'], ['none', 'Not estimated'], ['set', 'Estimated']] as const).map(([value, label]) => html`<label key=${value}>
         <input type="radio" name="estimate" checked=${f.estimate === value} onChange=${() => set({ estimate: value })} /> ${label}</label>`)}
       <fieldset><legend>Between</legend>
-        <input type="number" min="0" step="any" aria-label="Estimate from" value=${low} size="4"
-          onChange=${(e: Event) => set({ estimate: range((e.target as HTMLInputElement).value, high) })} />
-        <input type="number" min="0" step="any" aria-label="Estimate to" value=${high} size="4"
-          onChange=${(e: Event) => set({ estimate: range(low, (e.target as HTMLInputElement).value) })} />
+        <${Bound} label="Estimate from" value=${low} commit=${(text: string) => set({ estimate: range(text, high) })} />
+        <${Bound} label="Estimate to" value=${high} commit=${(text: string) => set({ estimate: range(low, text) })} />
       </fieldset>
     <//>
     <label class="select">Dependencies

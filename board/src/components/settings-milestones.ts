@@ -64,7 +64,7 @@ function MilestoneStart ({ store, milestone }: { store: Store, milestone: Milest
   }
   return html`<li><form class="row" role="group" aria-label=${name} onSubmit=${save} noValidate>
     <div class="field"><label for=${id}>Start date of ${name}</label>
-      <input name="start_date" type="date" value=${start ?? ''} ...${invalid(id, form.errors.start_date)} />
+      <input name="start_date" type="date" defaultValue=${start ?? ''} ...${invalid(id, form.errors.start_date)} />
       <${FieldError} id=${id} error=${form.errors.start_date} /></div>
     <button type="submit" disabled=${busy || start === undefined}>Save start date</button>
     ${milestone.due_on !== null && html`<span class="hint">due ${milestone.due_on.slice(0, 10)}</span>`}

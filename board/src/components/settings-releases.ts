@@ -71,7 +71,7 @@ function NewRelease ({ store, repos, onDone }: { store: Store, repos: number[], 
       <${FieldError} id="release-end" error=${form.errors.desired_end_date} /></div>
     <fieldset class="choices" ...${invalid('release-repositories', form.errors.repositories)}>
       <legend>Repositories</legend>
-      ${repos.map((id) => html`<label key=${id}><input type="checkbox" name="repositories" value=${id} checked=${repos.length === 1} /> ${repoName(state.repos, id)}</label>`)}
+      ${repos.map((id) => html`<label key=${id}><input type="checkbox" name="repositories" value=${id} defaultChecked=${repos.length === 1} /> ${repoName(state.repos, id)}</label>`)}
       <${FieldError} id="release-repositories" error=${form.errors.repositories} />
     </fieldset>
     <div class="row"><button type="submit" class="primary" disabled=${busy}>Create release report</button><button type="button" onClick=${() => { form.clear(); onDone() }}>Cancel</button></div>

@@ -93,13 +93,13 @@ export function SprintSettings ({ store }: { store: Store }) {
           </select>
           <${FieldError} id="sprint-length" error=${form.errors.length_weeks} /></div>
         <div class="field"><label for="sprint-start">Start date</label>
-          <input name="starts_on" type="date" value=${config.starts_on} ...${invalid('sprint-start', form.errors.starts_on)} />
+          <input name="starts_on" type="date" defaultValue=${config.starts_on} ...${invalid('sprint-start', form.errors.starts_on)} />
           <${FieldError} id="sprint-start" error=${form.errors.starts_on} /></div>
         <div class="field"><label for="sprint-zone">Time zone</label>
-          <input name="time_zone" list="sprint-zones" value=${config.time_zone} autocomplete="off" ...${invalid('sprint-zone', form.errors.time_zone)} />
+          <input name="time_zone" list="sprint-zones" defaultValue=${config.time_zone} autocomplete="off" ...${invalid('sprint-zone', form.errors.time_zone)} />
           <datalist id="sprint-zones">${zones.map((z) => html`<option key=${z} value=${z} />`)}</datalist>
           <${FieldError} id="sprint-zone" error=${form.errors.time_zone} /></div>
-        <label><input type="checkbox" name="carry_over" checked=${config.carry_over} /> Carry a sprint's open issues over to the next one</label>
+        <label><input type="checkbox" name="carry_over" defaultChecked=${config.carry_over} /> Carry a sprint's open issues over to the next one</label>
         <div class="row"><button type="submit" class="primary" disabled=${busy}>Save sprint settings</button></div>
       </form>`}
   </section>`
