@@ -296,3 +296,26 @@ t.test('no query is sent on a connection while another runs there (pg 8 warns, p
   t.same(overlapping, [], 'each query waited for the one before')
   t.same(warnings, [], 'pg gave no warning')
 })
+
+t.test('on PostgreSQL every transaction is READ COMMITTED, whatever the server\'s default', { skip }, async (t) => {
+  // A role whose own default is REPEATABLE READ, as a database administrator may set one.
+  const role = `planning_rr_${process.pid}`
+  const admin = new pg.Client({ connectionString: PG })
+  await admin.connect()
+  await admin.query(`CREATE ROLE ${role} LOGIN`)
+  await admin.query(`ALTER ROLE ${role} SET default_transaction_isolation = 'repeatable read'`)
+  const url = new URL(PG)
+  url.username = role
+  t.teardown(async () => {
+    await admin.query(`DROP ROLE IF EXISTS ${role}`)
+    await admin.end()
+  })
+  const bare = new pg.Client({ connectionString: url.href })
+  await bare.connect()
+  t.equal((await bare.query('SHOW transaction_isolation')).rows[0].transaction_isolation, 'repeatable read', 'the role\'s default, on a connection of its own')
+  await bare.end()
+  const db = postgresKysely({ url: url.href, poolMax: 1 })
+  t.teardown(async () => { await db.destroy() })
+  const level = await db.transaction().execute(async (trx) => (await sql<{ level: string }>`SELECT current_setting('transaction_isolation') AS level`.execute(trx)).rows[0].level)
+  t.equal(level, 'read committed', 'the pool\'s transactions')
+})
