@@ -443,6 +443,16 @@ t.test('components render roles and names, text escaped', async (t) => {
   const filters = renderToString(html`<${Filters} store=${store} inputRef=${{ current: null }} />`)
   t.match(filters, /type="search" aria-label="Filter"/)
   for (const name of ['Repository', 'Labels', 'Assignees', 'Epics', 'Estimate']) t.match(filters, new RegExp(`aria-expanded="false"[^>]*>${name}</button>`), name)
+  // The labels and assignees are gathered from every card only for an open menu, not at each new map of cards.
+  const cardsBefore = store.state.cards
+  let walked = 0
+  const counted = new Map(cardsBefore)
+  const values = counted.values.bind(counted)
+  counted.values = () => { walked++; return values() }
+  store.state.cards = counted
+  renderToString(html`<${Filters} store=${store} inputRef=${{ current: null }} />`)
+  t.equal(walked, 0, 'closed menus read no card')
+  store.state.cards = cardsBefore
   const picker = renderToString(html`<${Picker} store=${store} />`)
   t.match(picker, /<optgroup label="Team"><option selected value="w">Team: all repositories<\/option><option value="w\/1">Team: acme\/api<\/option>/)
   t.notMatch(picker, /Choose a board/, 'no placeholder once a board is chosen')

@@ -4,7 +4,10 @@ import { html } from '../html.js'
 import { isFiltering, labelColors, labelsAndAssigneesOf, nearestFirst, type Filter } from '../model.js'
 import type { Store } from '../store.js'
 
-/** A button that opens a group of choices under it; Esc or a click elsewhere closes it. */
+/**
+ * A button that opens a group of choices under it; Esc or a click elsewhere closes it. Choices
+ * given as a function are made only while it is open (the labels and assignees gather every card's).
+ */
 function Menu ({ name, active, children, disabled }: { name: string, active: boolean, children: unknown, disabled?: boolean }) {
   const [open, setOpen] = useState(false)
   const ref = useRef<HTMLDivElement>(null)
@@ -17,7 +20,7 @@ function Menu ({ name, active, children, disabled }: { name: string, active: boo
   const id = `menu-${name.toLowerCase()}`
   return html`<div class="menu" ref=${ref} onKeyDown=${(e: KeyboardEvent) => { if (e.key === 'Escape' && open) { e.stopPropagation(); setOpen(false) } }}>
     <button type="button" class=${active ? 'active' : ''} aria-expanded=${open} aria-controls=${id} disabled=${disabled} onClick=${() => setOpen(!open)}>${name}</button>
-    ${open && html`<div class="menu-body" id=${id} role="group" aria-label=${name}>${children}</div>`}
+    ${open && html`<div class="menu-body" id=${id} role="group" aria-label=${name}>${typeof children === 'function' ? (children as () => unknown)() : children}</div>`}
   </div>`
 }
 
@@ -44,7 +47,9 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
   const set = (patch: Partial<Filter>) => store.setFilter(patch)
   const workspace = state.workspaces.find((w) => w.id === state.choice?.workspace)
   const repos = (workspace?.repositories ?? []).filter((id) => state.choice?.repo == null || id === state.choice.repo)
-  const known = labelsAndAssigneesOf(state.cards)
+  // Gathered from every card (50,000 on the largest boards) only when a menu shows them, not at each
+  // new map of cards while the board loads.
+  const known = () => labelsAndAssigneesOf(state.cards)
   const [low, high] = f.estimate.includes('-') ? f.estimate.split('-') : ['', '']
   // On a narrow screen the menus fold under one button (board.css), so the board keeps the height.
   const [open, setOpen] = useState(false)
@@ -60,18 +65,18 @@ export function Filters ({ store, inputRef }: { store: Store, inputRef: { curren
       ${repos.map((id) => html`<label key=${id}><input type="checkbox" checked=${f.repos.includes(id)} onChange=${() => set({ repos: toggle(f.repos, id) })} />
         ${state.repos.has(id) ? `${state.repos.get(id)!.owner}/${state.repos.get(id)!.name}` : `repository ${id}`}</label>`)}
     <//>
-    <${Menu} name="Labels" active=${f.labels.length > 0}>
-      ${known.labels.length === 0 && html`<p class="hint">No labels on these issues: they come from the issue host.</p>`}
-      ${known.labels.map((l) => {
+    <${Menu} name="Labels" active=${f.labels.length > 0}>${() => html`
+      ${known().labels.length === 0 && html`<p class="hint">No labels on these issues: they come from the issue host.</p>`}
+      ${known().labels.map((l) => {
         const colors = labelColors(l.color)
         return html`<label key=${l.name}><input type="checkbox" checked=${f.labels.includes(l.name)} onChange=${() => set({ labels: toggle(f.labels, l.name) })} />
           <span class="label" style=${colors === undefined ? undefined : { '--label': colors.background, '--label-text': colors.text }}>${l.name}</span></label>`
-      })}
+      })}`}
     <//>
-    <${Menu} name="Assignees" active=${f.assignees.length > 0}>
-      ${known.assignees.length === 0 && html`<p class="hint">No one is assigned to these issues on the issue host.</p>`}
-      ${known.assignees.map((login) => html`<label key=${login}><input type="checkbox" checked=${f.assignees.includes(login)}
-        onChange=${() => set({ assignees: toggle(f.assignees, login) })} /> ${login}</label>`)}
+    <${Menu} name="Assignees" active=${f.assignees.length > 0}>${() => html`
+      ${known().assignees.length === 0 && html`<p class="hint">No one is assigned to these issues on the issue host.</p>`}
+      ${known().assignees.map((login) => html`<label key=${login}><input type="checkbox" checked=${f.assignees.includes(login)}
+        onChange=${() => set({ assignees: toggle(f.assignees, login) })} /> ${login}</label>`)}`}
     <//>
     <${Menu} name="Epics" active=${f.epics.length > 0}>
       ${state.epics.length === 0 && html`<p class="hint">No epics on this board: make one in the Epics view (New epic).</p>`}
