@@ -435,6 +435,9 @@ t.test('components render roles and names, text escaped', async (t) => {
   t.match(column, /1500 issues · 0 pts/)
   t.match(column, new RegExp(`height: ?${1500 * ROW}px`))
   t.ok((column.match(/<li/g) ?? []).length < 40, 'a long column draws a window of rows')
+  const across = renderToString(html`<${Column} id="todo" name="To Do" cards=${cards} collapsed=${false} filtering=${false} dropSlot=${null} focusIndex=${-1} spare=${0}
+    onToggle=${() => {}} renderCard=${(c: CardData) => html`<li key=${c.key}>${c.title}</li>`} />`)
+  t.equal((across.match(/<li/g) ?? []).length, (column.match(/<li/g) ?? []).length - 6, 'out of view across the board: the rows of its view, no spare ones')
   t.match(renderToString(html`<${Column} id="x" name="Done" cards=${[]} collapsed=${false} filtering=${true} dropSlot=${null} focusIndex=${-1} onToggle=${() => {}} renderCard=${() => null} />`),
     /No card here matches the filter/, 'an empty column says why')
   t.match(renderToString(html`<${Column} id="x" name="Done" cards=${[]} collapsed=${true} filtering=${false} dropSlot=${null} focusIndex=${-1} onToggle=${() => {}} renderCard=${() => null} />`),

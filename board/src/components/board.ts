@@ -66,6 +66,28 @@ export function Board ({ store }: { store: Store }) {
   }
   const showRepo = state.choice?.repo === null
   useArrivals(region, state.arrived)
+  // The columns in view across the board draw spare rows above and below theirs (a vertical scroll
+  // finds them drawn); the others, out of view to the right or left, only the rows of their own view:
+  // on a wide board that is most of the cards a keystroke's filter draws (13 columns at 1,440 px, 5 in view).
+  const [across, setAcross] = useState<ReadonlySet<string> | null>(null)
+  const ids = columns.map((c) => c.id).join('\n')
+  useEffect(() => {
+    const el = region.current
+    if (el === null || typeof IntersectionObserver !== 'function') return
+    const observer = new IntersectionObserver((entries) => {
+      setAcross((before) => {
+        const now = new Set(before ?? [])
+        for (const entry of entries) {
+          const id = (entry.target as HTMLElement).dataset.pipeline
+          if (id === undefined) continue
+          if (entry.isIntersecting) now.add(id); else now.delete(id)
+        }
+        return now
+      })
+    }, { root: el })
+    for (const section of Array.from(el.querySelectorAll('section.column'))) observer.observe(section)
+    return () => observer.disconnect()
+  }, [ids])
   // The columns' title indexes are made while the page is idle, a slice at a time (a long task
   // would hold up a scroll), not at the next keystroke.
   useEffect(() => {
@@ -222,7 +244,7 @@ export function Board ({ store }: { store: Store }) {
         const closedCount = isClosed && collapsed && !state.closed.loaded && state.closed.total !== null ? issues(state.closed.total) : undefined
         const loading = state.phase === 'loading' && !isClosed
         return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${collapsed}
-          loading=${loading} count=${closedCount}
+          loading=${loading} count=${closedCount} spare=${across === null || across.has(column.id) ? 6 : 0}
           filtering=${filtering} dropSlot=${dropSlot} focusIndex=${focusIndex} onToggle=${() => store.toggleCollapsed(column.id)}
           footer=${isClosed && closedFooter(store)} onNew=${isClosed || !canCreate ? undefined : () => store.set({ creating: column.id })}
           renderCard=${(card: CardData, index: number, top: number) => html`<${Card} key=${card.key} card=${card} repo=${state.repos.get(card.repo)}

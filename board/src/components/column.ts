@@ -24,6 +24,8 @@ export interface ColumnProps {
   loading?: boolean
   /** what the header counts when the cards are not all here (the collapsed Closed column) */
   count?: string
+  /** rows drawn beyond those in view, above and below (default 6); none for a column out of view across */
+  spare?: number
 }
 
 // One observer for every column's list: its changes come in one callback, where the page is laid
@@ -71,7 +73,7 @@ export function Column (props: ColumnProps) {
   const top = Math.min(view.top, Math.max(0, props.cards.length * ROW - view.height))
   // Kept, so that the list made longer again starts from there too, as the page does.
   useLayoutEffect(() => { if (top !== view.top) setView({ top, height: view.height }) }, [top])
-  const { from, to } = visibleRows(props.cards.length, ROW, top, view.height)
+  const { from, to } = visibleRows(props.cards.length, ROW, top, view.height, props.spare)
   const rows = []
   for (let i = from; i < to; i++) rows.push(props.renderCard(props.cards[i], i, i * ROW))
   const headingId = `column-${props.id}`
