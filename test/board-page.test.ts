@@ -395,6 +395,8 @@ t.test('a wide board hints that it scrolls; the help stays in reach; a 1,500-car
   t.ok(await page.getByRole('button', { name: 'More columns →' }).isVisible(), 'at 1280 px the cut-off columns are hinted at')
   const helpBox = await page.getByRole('button', { name: 'Keyboard help' }).boundingBox()
   t.ok(helpBox !== null && helpBox.y < 100, 'the help is at the top, not under the board')
+  // The first rows (a paged read) may draw the card before the whole board is read; the count comes with the whole board.
+  await page.waitForFunction(() => /1506 issues/.test(document.querySelector('[aria-label=Board] h2')?.textContent ?? ''), undefined, { timeout: 20_000 })
   t.match(await board(page).getByRole('heading').first().textContent(), /1506 issues/)
   const drawn = await column(page, 'To Do').getByRole('listitem').count()
   t.ok(drawn < 60, `${drawn} of 1,506 cards drawn`)

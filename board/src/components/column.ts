@@ -47,6 +47,10 @@ function watchSize (el: Element, tell: () => void): () => void {
 export function Column (props: ColumnProps) {
   const scroller = useRef<HTMLDivElement>(null)
   const [view, setView] = useState({ top: 0, height: typeof window === 'undefined' ? 1200 : window.innerHeight })
+  // The height the list can grow to (the board's): its rows are drawn for that, so a column that
+  // grows (its first cards, a filter typed on) has them drawn at once, not a window of its empty
+  // box's height drawn, laid out, and then the rest drawn and laid out again once it has grown.
+  const [room, setRoom] = useState(0)
   // A card focused by the keyboard is scrolled into view before it is drawn.
   useLayoutEffect(() => {
     const el = scroller.current
@@ -64,6 +68,8 @@ export function Column (props: ColumnProps) {
     if (el === null || typeof ResizeObserver !== 'function') return
     return watchSize(el, () => {
       if (el.clientHeight > 0) setView((v) => v.height === el.clientHeight && v.top === el.scrollTop ? v : { top: el.scrollTop, height: el.clientHeight })
+      const board = el.closest<HTMLElement>('.board')
+      if (board !== null && board.clientHeight > 0) setRoom(board.clientHeight)
     })
   }, [props.collapsed])
   // Not summed again for each scroll step of a column of thousands.
@@ -73,7 +79,7 @@ export function Column (props: ColumnProps) {
   const top = Math.min(view.top, Math.max(0, props.cards.length * ROW - view.height))
   // Kept, so that the list made longer again starts from there too, as the page does.
   useLayoutEffect(() => { if (top !== view.top) setView({ top, height: view.height }) }, [top])
-  const { from, to } = visibleRows(props.cards.length, ROW, top, view.height, props.spare)
+  const { from, to } = visibleRows(props.cards.length, ROW, top, Math.max(view.height, room), props.spare)
   const rows = []
   for (let i = from; i < to; i++) rows.push(props.renderCard(props.cards[i], i, i * ROW))
   const headingId = `column-${props.id}`
