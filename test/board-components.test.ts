@@ -313,12 +313,14 @@ t.test('the store: the Closed column\'s count and the sprints are read after the
   for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve))
   t.ok(asked.some((p) => p.includes('/board?limit=')), 'the first rows are being read')
   t.same(asked.filter((p) => p.includes('/closed') || p.endsWith('/sprints')), [], 'nothing else of the board meanwhile')
+  t.equal(store.state.closed.counting, true, 'the collapsed Closed column\'s count is still to come (its header says so, not "0 issues")')
   release()
   await signing
   for (const later of ['/p1/repositories/1/issues/closed?limit=1', '/p1/repositories/2/issues/closed?limit=1', '/p2/workspaces/w/sprints']) {
     t.ok(asked.includes(later), `${later} once they came`)
   }
   t.equal(store.state.closed.total, 3, 'the count is there once signed in')
+  t.equal(store.state.closed.counting, false)
 })
 
 t.test('the store: a browser session signs in without a token, the providers\' buttons come back here, sign-out ends the session', async (t) => {

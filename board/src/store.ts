@@ -28,7 +28,8 @@ export interface State {
   /** keys of the epics among the board's issues */
   epics: string[]
   /** `total`: how many closed issues the board's repositories hold (counted while the column is collapsed), null until read */
-  closed: { keys: string[], next: Map<number, number | null>, loaded: boolean, loading: boolean, total: number | null }
+  /** `counting`: the collapsed column's count is being read (after the first rows), or will be */
+  closed: { keys: string[], next: Map<number, number | null>, loaded: boolean, loading: boolean, total: number | null, counting?: boolean }
   filter: Filter
   collapsed: Set<string>
   view: View
@@ -342,7 +343,7 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       cards: new Map(),
       relations: noRelations(),
       epics: [],
-      closed: { keys: [], next: new Map(), loaded: false, loading: false, total: null },
+      closed: { keys: [], next: new Map(), loaded: false, loading: false, total: null, counting: state.collapsed.has(CLOSED) },
       panel: null,
       sprints: []
     })
@@ -578,9 +579,10 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
     const run = generation
     try {
       const pages = await Promise.all(repoIds().map(async (repo) => await client.get<{ total: number }>(`/p1/repositories/${repo}/issues/closed?limit=1`)))
-      if (run === generation) set({ closed: { ...state.closed, total: pages.reduce((sum, p) => sum + p.total, 0) } })
+      if (run === generation) set({ closed: { ...state.closed, total: pages.reduce((sum, p) => sum + p.total, 0), counting: false } })
     } catch {
       // The count is a nicety: the column still opens and reads its issues.
+      if (run === generation) set({ closed: { ...state.closed, counting: false } })
     }
   }
 

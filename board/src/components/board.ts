@@ -242,7 +242,8 @@ export function Board ({ store }: { store: Store }) {
         const focusIndex = state.focus === null ? -1 : column.cards.findIndex((c) => c.key === state.focus)
         const collapsed = state.collapsed.has(column.id)
         const closedCount = isClosed && collapsed && !state.closed.loaded && state.closed.total !== null ? issues(state.closed.total) : undefined
-        const loading = state.phase === 'loading' && !isClosed
+        // The collapsed Closed column's count is read after the first rows: until then it says so, not "0 issues".
+        const loading = isClosed ? collapsed && state.closed.counting === true && state.closed.total === null : state.phase === 'loading'
         return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${collapsed}
           loading=${loading} count=${closedCount} spare=${across === null || across.has(column.id) ? 6 : 0}
           filtering=${filtering} dropSlot=${dropSlot} focusIndex=${focusIndex} onToggle=${() => store.toggleCollapsed(column.id)}
