@@ -4,7 +4,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { fileURLToPath } from 'node:url'
 import { buildApp, type BuildOptions } from '../app.js'
-import { TEST_DATABASE_URL, testSchema } from './pg.js'
+import { migratedSchema, TEST_DATABASE_URL, testSchema } from './pg.js'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 export const TOKENS = {
@@ -98,9 +98,9 @@ export async function build (t: Test, options: BuildOptions & { fixture?: unknow
   const { fixture, beforeReady, ...rest } = options
   let drop = async (): Promise<void> => {}
   if (TEST_DATABASE_URL !== undefined && rest.database === undefined && rest.databaseUrl === undefined) {
-    const created = await testSchema(TEST_DATABASE_URL)
+    const created = await migratedSchema(TEST_DATABASE_URL)
     Object.assign(rest, { databaseUrl: TEST_DATABASE_URL, databaseSchema: created.schema, databasePoolMax: 4 })
-    drop = created.drop
+    drop = created.release
   }
   const defaults = { adminToken: ADMIN_TOKEN, rateLimit: { max: 10_000, timeWindow: 60_000 }, documentation: false, secretKey: SECRET_KEY }
   const app = await buildApp({ ...defaults, ...rest }) as App
