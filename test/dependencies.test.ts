@@ -100,7 +100,7 @@ t.test('concurrent inserts that together would close a cycle: exactly one of eac
     }
   }
   if (process.env.TEST_DATABASE_URL !== undefined) {
-    t.ok(sent.some((text) => /^BEGIN; (SET LOCAL statement_timeout = \d+; )?SELECT pg_advisory_xact_lock\(hashtext\('dependencies'\)\); EXECUTE planning_\w+\(.*\); COMMIT$/s.test(text)),
+    t.ok(sent.some((text) => /^BEGIN ISOLATION LEVEL READ COMMITTED; (SET LOCAL statement_timeout = \d+; )?SELECT pg_advisory_xact_lock\(hashtext\('dependencies'\)\); EXECUTE planning_\w+\(.*\); COMMIT$/s.test(text)),
       'begin, lock, the checked insert and its commit in one round trip')
   }
 })

@@ -11,6 +11,9 @@ import { firstPostgresInstance, P, REPO, TOKENS } from './helper.js'
 import { ranOnce } from './once.js'
 import { postgresAnswers, recordSent, testSchema } from './pg.js'
 
+/** Every transaction names its isolation level; the counts below read its begin as Kysely's \`begin\` (alone) or \`BEGIN;\` (joined). */
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED'
+const plainBegin = (text: string) => text === BEGIN ? 'begin' : text.startsWith(`${BEGIN}; `) ? `BEGIN; ${text.slice(BEGIN.length + 2)}` : text
 const PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const skip = ranOnce !== false ? ranOnce : await postgresAnswers(PG) ? false : `no PostgreSQL answers at ${PG} (set TEST_DATABASE_URL)`
 
@@ -31,7 +34,7 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
   const counter = async () => Number((await other.query('SELECT value FROM change_counter')).rows[0].value)
   const insert = (id: number) => sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (${id}, 'o', ${`r${id}`}, '')`
   // A committing statement first gives PostgreSQL what is left of the deadline (db/engine/postgres.ts).
-  const firstWords = () => sent.map((text) => text.replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
+  const firstWords = () => sent.map((text) => plainBegin(text).replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
 
   sent.length = 0
   t.equal(await writeTransaction(db, async (trx) => { await insert(1).execute(trx); return 'done' }), 'done')
@@ -46,7 +49,7 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
     await insert(2).execute(trx)
   })
   t.same(firstWords(), ['BEGIN; SELECT', 'INSERT INTO', 'UPDATE change_counter'], 'a write that locks first: three round trips')
-  t.equal(sent[0], "BEGIN; SELECT pg_advisory_xact_lock(hashtext('repositories:2'))")
+  t.equal(sent[0], `${BEGIN}; SELECT pg_advisory_xact_lock(hashtext('repositories:2'))`, 'READ COMMITTED, named in the begin')
   t.equal(await name(2), 'r2')
 
   sent.length = 0
@@ -66,7 +69,7 @@ t.test('on PostgreSQL a write sends its begin with its lock and its counter bump
   t.equal(await name(3), undefined, 'a write that throws is rolled back')
   sent.length = 0
   await writeTransaction(db, async (trx) => { await insert(4).execute(trx) })
-  t.equal(sent[0], 'begin', 'the next write opens its own transaction')
+  t.equal(sent[0], BEGIN, 'the next write opens its own transaction')
   t.equal(await name(4), 'r4')
   t.equal(await counter(), 5)
 
@@ -133,14 +136,14 @@ t.test('a lock taken before the next statement goes with it, as EXECUTE of the n
     await sql`INSERT INTO repositories (id, owner, name, html_url) VALUES (${id}, ${owner}, ${`r${id}`}, '')`.execute(trx)
     return Number(rows[0].n)
   })
-  const firstWords = () => sent.map((text) => text.replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
+  const firstWords = () => sent.map((text) => plainBegin(text).replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
 
   sent.length = 0
   t.equal(await write("o'wn\\er", 1), 0)
   t.same(firstWords(), ['BEGIN; SELECT', 'select count(*)', 'INSERT INTO', 'UPDATE change_counter'], 'the statement not parsed on this connection yet: the lock goes first, on its own')
   sent.length = 0
   t.equal(await write("o'wn\\er", 1), 1, 'a quote and a backslash in a value: the same answer as a parameter gives')
-  t.match(sent[0], /^BEGIN; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\( ?E'o''wn\\\\er', 1\)$/,
+  t.match(sent[0], /^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\( ?E'o''wn\\\\er', 1\)$/,
     'parsed: the begin, the lock and the statement in one round trip, values as literals')
   t.same(firstWords().slice(1), ['INSERT INTO', 'UPDATE change_counter'])
 
@@ -209,7 +212,7 @@ t.test('a lock taken before the last statement goes with it and the commit: one 
   })
   const counter = async () => Number((await other.query('SELECT value FROM change_counter')).rows[0].value)
   const count = async (owner: string) => Number((await other.query('SELECT count(*) AS n FROM repositories WHERE owner = $1', [owner])).rows[0].n)
-  const firstWords = () => sent.map((text) => text.replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
+  const firstWords = () => sent.map((text) => plainBegin(text).replace(/SET LOCAL statement_timeout = \d+; /, '').split(' ').slice(0, 2).join(' '))
 
   sent.length = 0
   t.equal(await write('a'), 0)
@@ -219,7 +222,7 @@ t.test('a lock taken before the last statement goes with it and the commit: one 
   sent.length = 0
   t.equal(await write('a'), 1)
   t.equal(sent.length, 1, 'parsed: one round trip')
-  t.match(sent[0], /^BEGIN; SET LOCAL statement_timeout = \d+; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\('a', \d+, 'a', \d+\); COMMIT$/)
+  t.match(sent[0], /^BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = \d+; SELECT pg_advisory_xact_lock\(hashtext\('repositories'\)\); EXECUTE planning_\w+\('a', \d+, 'a', \d+\); COMMIT$/)
   t.equal(await count('a'), 2, 'committed, seen from another connection')
   t.equal(await counter(), 2)
   const bound = Number(/statement_timeout = (\d+)/.exec(sent[0])![1])

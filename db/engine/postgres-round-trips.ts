@@ -3,6 +3,14 @@ import { LOCK_BEFORE_LAST_STATEMENT, LOCK_BEFORE_NEXT_STATEMENT, LOCK_STATEMENT 
 import { COMMITTING_STATEMENTS } from './transaction.js'
 
 const COMMITTING = new Set(COMMITTING_STATEMENTS)
+/**
+ * How every transaction begins: READ COMMITTED, named, whatever the server's or the role's default.
+ * The writes take their lock in a transaction's first statement and then read what others committed
+ * before it (a new dependency's cycle check); a REPEATABLE READ or SERIALIZABLE snapshot would be from
+ * before the lock. Named here rather than in the connection's startup options, which poolers such as
+ * PgBouncer refuse and a connection string's own options would replace.
+ */
+const BEGIN = 'BEGIN ISOLATION LEVEL READ COMMITTED'
 // Lock keys are ours (a table's name, a kind and an id): only such words go into a literal.
 const LOCK_KEY = /^[\w.:-]{1,200}$/
 const answered = (command: string): pg.QueryResult => ({ command, rowCount: null, rows: [], fields: [], oid: 0 })
@@ -82,7 +90,7 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
   const commits = async (text: string, begins: boolean): Promise<pg.QueryResult> => {
     const ms = left()
     const bounded = ms === undefined || ms <= 0 ? text : `SET LOCAL statement_timeout = ${Math.ceil(ms)}; ${text}`
-    const results = await simple(begins ? `BEGIN; ${bounded}` : bounded, ms === undefined ? 0 : COMMIT_MARGIN_MS)
+    const results = await simple(begins ? `${BEGIN}; ${bounded}` : bounded, ms === undefined ? 0 : COMMIT_MARGIN_MS)
     const [result, commit] = results.slice(-2)
     if (commit?.command !== 'COMMIT') throw new Error('the write was not committed')
     committed = true
@@ -121,7 +129,7 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
         last = text === LOCK_BEFORE_LAST_STATEMENT
         return Promise.resolve(answered('SELECT'))
       }
-      return simple(`BEGIN; ${lockSql(key)}`).then((results) => results[1])
+      return simple(`${BEGIN}; ${lockSql(key)}`).then((results) => results[1])
     }
     return wasHeld ? afterBegin(args) : query(...args)
   }
@@ -134,12 +142,12 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     const executed = pool.execute ? executeOf(client, args) : undefined
     if (executed !== undefined) {
       try {
-        if (!commit) return (await simple(`BEGIN; ${lockSql(key)}; ${executed}`))[2]
+        if (!commit) return (await simple(`${BEGIN}; ${lockSql(key)}; ${executed}`))[2]
         // PostgreSQL times each statement of a simple query on its own: the lock's wait and the
         // statement get half of what is left each, so neither can commit after the client gave up.
         const ms = left()
         const bounded = ms === undefined || ms <= 0 ? '' : `SET LOCAL statement_timeout = ${Math.max(1, Math.floor(ms / 2))}; `
-        const results = await simple(`BEGIN; ${bounded}${lockSql(key)}; ${executed}; COMMIT`, ms === undefined ? 0 : COMMIT_MARGIN_MS)
+        const results = await simple(`${BEGIN}; ${bounded}${lockSql(key)}; ${executed}; COMMIT`, ms === undefined ? 0 : COMMIT_MARGIN_MS)
         const [result, done] = results.slice(-2)
         if (done?.command !== 'COMMIT') throw new Error('the write was not committed')
         committed = true
@@ -151,13 +159,13 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
         await query('ROLLBACK')
       }
     }
-    await simple(`BEGIN; ${lockSql(key)}`)
+    await simple(`${BEGIN}; ${lockSql(key)}`)
     return await dispatch(args, false, false)
   }
   // One at a time: pg 9 drops its queue for a query sent while another runs (8.x warns). The begin
   // goes out at once, so a statement sent meanwhile still comes after it.
   const afterBegin = async (args: unknown[]): Promise<unknown> => {
-    await query('begin')
+    await query(BEGIN)
     return await query(...args)
   }
   Object.assign(client, { query: sending })

@@ -44,20 +44,8 @@ export function clientConfig (options: PostgresOptions): pg.ClientConfig {
     application_name: applicationName(options.schema),
     ...(connectTimeoutMs === undefined ? {} : { connectionTimeoutMillis: connectTimeoutMs }),
     ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs, statement_timeout: timeoutMs }),
-    options: sessionOptions(options.schema)
+    ...(options.schema === undefined ? {} : { options: `-c search_path=${options.schema}` })
   }
-}
-
-/**
- * The sessions' settings, sent when each connects (they win over a database's or role's defaults):
- * the schema, and READ COMMITTED for every transaction, which the writes are built on (a lock taken
- * in a transaction's first statement, then what others committed before it read after it, e.g. a
- * dependency's cycle check); a server whose default is REPEATABLE READ or SERIALIZABLE would give
- * such a read a snapshot from before the lock.
- */
-export function sessionOptions (schema?: string): string {
-  const isolation = '-c default_transaction_isolation=read\\ committed'
-  return schema === undefined ? isolation : `${isolation} -c search_path=${schema}`
 }
 
 /**
