@@ -86,7 +86,7 @@ export function SprintSettings ({ store }: { store: Store }) {
       ? html`<p class="hint">Loading…</p>`
       : !admin
           ? saved && html`<p>${sprintSummary(config)}</p>`
-          : html`<form class="admin-form" aria-label="Sprint settings" onSubmit=${submit} noValidate>
+          : html`<form key=${workspace} class="admin-form" aria-label="Sprint settings" onSubmit=${submit} noValidate>
         <div class="field"><label for="sprint-length">Length in weeks</label>
           <select name="length_weeks" ...${invalid('sprint-length', form.errors.length_weeks)}>
             ${[1, 2, 3, 4].map((n) => html`<option key=${n} value=${n} selected=${n === config.length_weeks}>${n}</option>`)}
