@@ -9,7 +9,7 @@ let announced = false
 
 /** A fresh schema for one test; `drop` removes it with everything in it. */
 export async function testSchema (url: string): Promise<{ schema: string, drop: () => Promise<void> }> {
-  if (!announced) t.comment(`PostgreSQL tests on ${url.replace(/\/\/[^@/]*@/, '//')}, each in a schema of its own (t_<random>, dropped after); TEST_DATABASE_URL points elsewhere`)
+  if (!announced) t.comment(`PostgreSQL tests on ${url.replace(/\/\/[^@/]*@/, '//')}, each in a schema of its own (t_<random>, emptied for the next test of the file, dropped at its end); TEST_DATABASE_URL points elsewhere`)
   announced = true
   const schema = `t_${randomBytes(6).toString('hex')}`
   const client = new pg.Client({ connectionString: url })
@@ -76,45 +76,47 @@ export async function migratedSchema (url: string): Promise<{ schema: string, re
   const schema = reused ?? (await testSchema(url)).schema
   if (reused === undefined) {
     if (made++ === 0) t.teardown(async () => { await dropSchemas(url, idle.splice(0)) })
-    const [{ postgresKysely }, { migrate }] = await Promise.all([import('../db/engine/postgres.js'), import('../db/engine/migrations/index.js')])
-    const db = postgresKysely({ url, schema, poolMax: 1 })
     try {
-      await migrate(db, 'postgres', schema)
-    } finally {
-      await db.destroy()
-    }
-    pristine ??= withClient(url, async (client) => await readPristine(client, schema))
-    await pristine
-  }
-  return {
-    schema,
-    release: async () => {
-      const { digest, tables, sequences, seeded } = await pristine!
-      await withClient(url, async (client) => {
-        if (await structure(client, schema) !== digest) {
-          await client.query(`DROP SCHEMA ${schema} CASCADE`)
-          return
-        }
-        // DELETE, not TRUNCATE (which makes every table's and index's files anew: 1-2 s), with
-        // the foreign keys' and other triggers off for the transaction (a superuser's setting).
-        const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`
-        try {
-          await client.query([
-            'BEGIN', 'SET LOCAL session_replication_role = replica',
-            ...tables.map((name) => `DELETE FROM ${schema}.${name}`),
-            ...sequences.map((name) => `SELECT setval(${quoted(`${schema}.${name}`)}, 1, false)`),
-            ...seeded.map(({ table, rows }) => `INSERT INTO ${schema}.${table} SELECT * FROM json_populate_recordset(NULL::${schema}.${table}, ${quoted(JSON.stringify(rows))})`),
-            'COMMIT'
-          ].join('; '))
-        } catch {
-          await client.query('ROLLBACK')
-          await client.query(`DROP SCHEMA ${schema} CASCADE`)
-          return
-        }
-        idle.push(schema)
-      })
+      const [{ postgresKysely }, { migrate }] = await Promise.all([import('../db/engine/postgres.js'), import('../db/engine/migrations/index.js')])
+      const db = postgresKysely({ url, schema, poolMax: 1 })
+      try {
+        await migrate(db, 'postgres', schema)
+      } finally {
+        await db.destroy()
+      }
+      pristine ??= withClient(url, async (client) => await readPristine(client, schema)).catch((err: unknown) => { pristine = undefined; throw err })
+      await pristine
+    } catch (err) {
+      await dropSchemas(url, [schema]).catch(() => {})
+      throw err
     }
   }
+  return { schema, release: async () => { await release(url, schema) } }
+}
+
+/** Gives a test's schema back emptied, or drops it (its structure changed, or emptying failed: said in a comment). */
+async function release (url: string, schema: string): Promise<void> {
+  const why = await withClient(url, async (client) => {
+    const { digest, tables, sequences, seeded } = await pristine!
+    if (await structure(client, schema) !== digest) return 'its structure changed'
+    // DELETE, not TRUNCATE (which makes every table's and index's files anew: 1-2 s), with the
+    // foreign keys' and other triggers off for the transaction (a superuser's setting).
+    const quoted = (text: string) => `'${text.replace(/'/g, "''")}'`
+    await client.query([
+      'BEGIN', 'SET LOCAL session_replication_role = replica',
+      ...tables.map((name) => `DELETE FROM ${schema}.${name}`),
+      ...sequences.map((name) => `SELECT setval(${quoted(`${schema}.${name}`)}, 1, false)`),
+      ...seeded.map(({ table, rows }) => `INSERT INTO ${schema}.${table} SELECT * FROM json_populate_recordset(NULL::${schema}.${table}, ${quoted(JSON.stringify(rows))})`),
+      'COMMIT'
+    ].join('; '))
+    return undefined
+  }).catch((err: unknown) => `emptying it failed: ${err instanceof Error ? err.message : String(err)}`)
+  if (why === undefined) {
+    idle.push(schema)
+    return
+  }
+  t.comment(`schema ${schema} dropped, not used again: ${why}`)
+  await dropSchemas(url, [schema])
 }
 
 async function withClient<R> (url: string, use: (client: pg.Client) => Promise<R>): Promise<R> {
