@@ -155,10 +155,13 @@ t.test('an administrator sets up repositories, workspaces and pipelines from the
   t.equal((await app.inject({ url: '/account', headers: { 'x-authentication-token': value } })).statusCode, 401, 'revoked: refused at once')
 
   // Planning set-up from the workspace's Settings: sprints starting today make the current sprint active at once.
+  // The page follows the workspace's live stream once its first reads are done: a write after that is read at once.
+  const following = page.waitForResponse((r) => r.url().includes(`/p2/workspaces/${WS_OLD}/live`))
   await page.goto(`${address}/?board=${WS_OLD}&view=settings`)
   const sprints = page.getByRole('region', { name: 'Sprints' })
   await sprints.getByLabel('Length in weeks').selectOption('1')
   await sprints.getByLabel('Time zone').fill('Nowhere/Land')
+  await following
   // A write from elsewhere redraws the page while the field holds what was typed: it keeps it.
   const reread = page.waitForResponse((r) => r.url().includes(`/repositories/${REPO}/board`) && r.status() === 200)
   await app.as('alice', { method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, payload: { estimate: 13 } })
