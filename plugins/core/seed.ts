@@ -55,7 +55,7 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
       const board = `${fastify.prefix}/p1/repositories/${fixture.repositories?.[0]?.id ?? 0}/board`
       return { summary, demo: user === undefined ? null : { login, token: await tx.users.regenerateToken(user.id), board } }
     }))
-    if (loaded !== undefined) await analyzeFixture(store.db, (ms) => fastify.log.info(`analyzed the loaded tables for the planner in ${Math.round(ms)} ms`))
+    if (loaded !== undefined) await analyzeFixture(store.db, (ms) => fastify.log.info(`vacuumed and analyzed the loaded tables in ${Math.round(ms)} ms`))
     if (loaded !== undefined && opts.seedFile !== undefined) fastify.log.info({ summary: loaded.summary, file: opts.seedFile }, 'loaded seed fixture')
     demo = loaded?.demo ?? null
     if (demo !== null) announce(demo)

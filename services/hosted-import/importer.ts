@@ -189,7 +189,7 @@ export class HostedImporter {
       await jobs.finish(id, this.owner, 'done', null)
       // The import wrote item by item; the planner learns the sizes once, at the end (an analyze failing loses nothing).
       const ms = await analyzeAfterBulkLoad(this.store.db).catch(() => undefined)
-      if (ms !== undefined) this.log.info({ hostedImport: id }, `hosted import: analyzed the imported tables for the planner in ${Math.round(ms)} ms`)
+      if (ms !== undefined) this.log.info({ hostedImport: id }, `hosted import: vacuumed and analyzed the imported tables in ${Math.round(ms)} ms`)
     } catch (err) {
       if (renew !== undefined) clearInterval(renew)
       // Stopped (the server is closing) or taken over: left unfinished, to go on from the saved item.
