@@ -103,18 +103,29 @@ const stats = (times: number[]) => {
 }
 const mean = (times: number[]) => times.reduce((a, b) => a + b, 0) / times.length
 
-/** Moves of random issues of the first repository to a random index of its fullest pipeline, over HTTP; the mean in ms. */
-async function moves (url: string, issuesPerRepo: number, count: number): Promise<number> {
+/**
+ * Moves of random issues of the first repository to a random index of its fullest pipeline, over
+ * HTTP, on the big workspace and on a small one (10 issues a repository) in turns: each round moves
+ * once on each, the first of the two alternating, so that what else the machine does falls on both
+ * alike. The mean of each in ms.
+ */
+async function movesSideBySide (bigUrl: string, issuesPerRepo: number, smallUrl: string, count: number): Promise<{ big: number, small: number }> {
   const next = random(11)
   const pipeline = 'big-pipeline-01'
-  const times: number[] = []
-  for (let i = -20; i < count; i++) {
-    const number = 1 + Math.floor(next() * issuesPerRepo)
-    const position = Math.floor(next() * issuesPerRepo / 4)
-    const ms = await call(`${url}/p2/workspaces/${BIG_WORKSPACE}/repositories/${REPO}/issues/${number}/moves`, 'POST', { pipeline_id: pipeline, position })
-    if (i >= 0) times.push(ms)
+  const times = { big: [] as number[], small: [] as number[] }
+  const move = async (url: string, perRepo: number): Promise<number> => {
+    const number = 1 + Math.floor(next() * perRepo)
+    const position = Math.floor(next() * perRepo / 4)
+    return await call(`${url}/p2/workspaces/${BIG_WORKSPACE}/repositories/${REPO}/issues/${number}/moves`, 'POST', { pipeline_id: pipeline, position })
   }
-  return mean(times)
+  for (let i = -20; i < count; i++) {
+    const order = i % 2 === 0 ? ['big', 'small'] as const : ['small', 'big'] as const
+    for (const which of order) {
+      const ms = which === 'big' ? await move(bigUrl, issuesPerRepo) : await move(smallUrl, 10)
+      if (i >= 0) times[which].push(ms)
+    }
+  }
+  return { big: mean(times.big), small: mean(times.small) }
 }
 
 /** The reads and writes measured on a started big workspace. */
@@ -199,7 +210,18 @@ export async function benchBigWorkspace (seconds: number, rounds: number, postgr
           const measured = await measure(engine.label, server, issues, seconds, rounds)
           lines.push(...measured.lines)
           rows.push(...measured.rows)
-          const big = await moves(server.url, issues / 10, 200)
+          const smallOptions = await engine.options()
+          try {
+            const other = await timedStart({ ...smallOptions.options, seedFile: small })
+            try {
+              const { big, small: few } = await movesSideBySide(server.url, issues / 10, other.server.url, 200)
+              lines.push(`${engine.label}: move to a random index over HTTP, ${issues.toLocaleString('en')} vs 100 issues in turns (mean): ${big.toFixed(2)} ms vs ${few.toFixed(2)} ms, ${(big / few).toFixed(2)}×`)
+            } finally {
+              await other.server.stop()
+            }
+          } finally {
+            await smallOptions.drop()
+          }
           // The other two ways in, after the measures (the source's reads would count in its memory), each into an
           // empty database of its own: the same file through the admin API, and a hosted import reading this server.
           const empty = async (extra: Record<string, unknown>): Promise<ServerProcess> => {
@@ -210,18 +232,6 @@ export async function benchBigWorkspace (seconds: number, rounds: number, postgr
           lines.push(await adminImport(engine.label, empty, seed))
           lines.push(await hostedImport(engine.label, empty, server.url))
           await server.stop()
-          const smallOptions = await engine.options()
-          try {
-            const other = await timedStart({ ...smallOptions.options, seedFile: small })
-            try {
-              const few = await moves(other.server.url, 10, 200)
-              lines.push(`${engine.label}: move to a random index over HTTP, ${issues.toLocaleString('en')} vs 100 issues (mean): ${big.toFixed(2)} ms vs ${few.toFixed(2)} ms, ${(big / few).toFixed(2)}×`)
-            } finally {
-              await other.server.stop()
-            }
-          } finally {
-            await smallOptions.drop()
-          }
         } finally {
           await server.stop()
         }
