@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
 import { boardPageFigures, CHROMIUM } from './board-page.js'
-import { type Answer, bareFloor, timedRequest } from './client.js'
+import { type Answer, bareFloor, syncFloor, timedRequest } from './client.js'
 import { compare, type HttpRow } from './http.js'
 import { admin } from './postgres.js'
 import { adminImport, hostedImport } from './big-imports.js'
@@ -161,6 +161,7 @@ async function measure (label: string, server: ServerProcess, issues: number, se
   lines.push(`${label}: POST /p1/dependencies with ${Math.min(2000, Math.floor(issues / 25)).toLocaleString('en')} edges stored, timed over HTTP: ${stats(inserts)} (180 after 20 not counted)`)
   const floor = await bareFloor(last!.body, 'POST', headers, { blocking: { repo_id: REPO + 1, issue_number: 2 }, blocked: { repo_id: REPO + 1, issue_number: 3 } }, inserts.length)
   lines.push(`${label}: the same requests to a bare node:http server answering the same bytes (the floor): ${stats(floor)}`)
+  lines.push(`${label}: a 4 KB write and fdatasync, the disk's least part of a durable commit, as often: ${stats(syncFloor(inserts.length))}`)
   for (const line of await graphqlPage(server.url, seconds)) lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, ${line}`)
   lines.push(...await boardPage(label, server.url, issues))
   lines.push(`${label}: server RSS after these reads and writes ${rssMb(server.pid).toFixed(0)} MB, peak ${peakMb(server.pid).toFixed(0)} MB`)

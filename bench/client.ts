@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,6 +60,30 @@ export async function bareFloor (answer: Buffer, method: string, headers: Record
       await bare.stop()
     }
   } finally {
+    rmSync(folder, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The disk's part of a durable commit, in the same run: `count` writes of one 4 KB page to a file
+ * in the system's temporary folder (where the bench keeps its SQLite files), each followed by
+ * fdatasync, as the least a commit waits for before it is acknowledged.
+ */
+export function syncFloor (count: number): number[] {
+  const folder = mkdtempSync(join(tmpdir(), 'bench-sync-'))
+  const fd = openSync(join(folder, 'wal'), 'w')
+  try {
+    const page = Buffer.alloc(4096, 7)
+    const times: number[] = []
+    for (let i = -20; i < count; i++) {
+      const start = performance.now()
+      writeSync(fd, page)
+      fdatasyncSync(fd)
+      if (i >= 0) times.push(performance.now() - start)
+    }
+    return times
+  } finally {
+    closeSync(fd)
     rmSync(folder, { recursive: true, force: true })
   }
 }
