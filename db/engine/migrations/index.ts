@@ -79,12 +79,27 @@ export function migrations (engine: Engine): Record<string, Migration> {
  */
 const WITHOUT_FOREIGN_KEYS = new Set(['023-stable-ids'])
 
+/** How long a migration waits for a table's lock on PostgreSQL, and how often the run is tried (`migrate`'s `locks`). */
+export interface LockPatience { timeoutMs: number, attempts: number, pauseMs: number }
+const LOCK_PATIENCE: LockPatience = { timeoutMs: 2000, attempts: 8, pauseMs: 500 }
+/** PostgreSQL's lock_not_available: a lock_timeout ran out. */
+const LOCK_NOT_AVAILABLE = '55P03'
+
 class Provider implements MigrationProvider {
-  constructor (private readonly engine: Engine, private readonly rebuilds = true) {}
+  constructor (private readonly engine: Engine, private readonly rebuilds = true, private readonly lockTimeoutMs = LOCK_PATIENCE.timeoutMs) {}
   async getMigrations (): Promise<Record<string, Migration>> {
-    const all = migrations(this.engine)
-    if (this.rebuilds) return all
-    return Object.fromEntries(Object.entries(all).filter(([name]) => !WITHOUT_FOREIGN_KEYS.has(name)))
+    const all = Object.entries(migrations(this.engine)).filter(([name]) => this.rebuilds || !WITHOUT_FOREIGN_KEYS.has(name))
+    if (this.engine !== 'postgres') return Object.fromEntries(all)
+    // The run is one transaction: the setting holds for the rest of it, after Kysely's own lock (an
+    // instance waiting for another's migrations waits as long as they take).
+    const timeout = sql.lit(`${Math.max(1, Math.round(this.lockTimeoutMs))}ms`)
+    return Object.fromEntries(all.map(([name, m]) => [name, {
+      ...m,
+      async up (db: Kysely<unknown>) {
+        await sql`SET LOCAL lock_timeout = ${timeout}`.execute(db)
+        await m.up(db)
+      }
+    }]))
   }
 }
 
@@ -97,7 +112,27 @@ const CATALOG_RACES = new Set(['3F000', '42P01', '42703'])
  * Applies the migrations the database has not had yet (tracked in `kysely_migration`). A database
  * that has run a migration this server does not know is newer than this server: refused.
  */
-export async function migrate (db: Kysely<Database>, engine: Engine, schema?: string): Promise<string[]> {
+export async function migrate (db: Kysely<Database>, engine: Engine, schema?: string, locks: LockPatience = LOCK_PATIENCE): Promise<string[]> {
+  // A migration that changes a table waits for every session using it to let go (a long
+  // transaction, a slow report), and meanwhile every other query on that table queues behind it:
+  // each instance would stall for as long. On PostgreSQL a migration waits `locks.timeoutMs` for a
+  // lock; past that the run rolls back, traffic flows again, and the run is tried again after a
+  // growing pause, `locks.attempts` times in all before the start fails saying why.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateRacing(db, engine, schema, locks.timeoutMs)
+    } catch (err) {
+      if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err
+      if (attempt >= locks.attempts) {
+        throw new MigrationError(`a migration could not take a table's lock: another session kept it longer than ${locks.timeoutMs} ms, ` +
+          `${locks.attempts} times (a long transaction on this database? see pg_stat_activity); nothing was changed, start again once it ends`)
+      }
+      await sleep(Math.round(locks.pauseMs * attempt * (0.75 + Math.random() / 2)))
+    }
+  }
+}
+
+async function migrateRacing (db: Kysely<Database>, engine: Engine, schema: string | undefined, lockTimeoutMs: number): Promise<string[]> {
   // Reading the catalog can fail while another process drops a schema (tests do, between runs of
   // their own): the introspection asks about every schema's columns (pg_get_serial_sequence), and one
   // dropped meanwhile is "no such schema", "no such relation" or "no such column". That is no reason
@@ -106,7 +141,7 @@ export async function migrate (db: Kysely<Database>, engine: Engine, schema?: st
   // look again after a short, growing, jittered pause.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrateOnce(db, engine, schema)
+      return await migrateOnce(db, engine, schema, lockTimeoutMs)
     } catch (err) {
       if (!CATALOG_RACES.has(String((err as { code?: string }).code)) || attempt >= 10) throw err
       await sleep(Math.round((20 + Math.random() * 30) * attempt))
@@ -114,12 +149,12 @@ export async function migrate (db: Kysely<Database>, engine: Engine, schema?: st
   }
 }
 
-async function migrateOnce (db: Kysely<Database>, engine: Engine, schema?: string): Promise<string[]> {
+async function migrateOnce (db: Kysely<Database>, engine: Engine, schema: string | undefined, lockTimeoutMs: number): Promise<string[]> {
   // Migrations are numbered per piece of work and never depend on a later-numbered one, so a
   // database that ran a later one first (a development build) takes an earlier one afterwards.
   const migrator = new Migrator({
     db,
-    provider: new Provider(engine),
+    provider: new Provider(engine, true, lockTimeoutMs),
     allowUnorderedMigrations: true,
     ...(schema === undefined ? {} : { migrationTableSchema: schema })
   })
