@@ -1,10 +1,11 @@
 /// <reference lib="dom" />
+import { Component } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { html } from '../html.js'
 import { columnTitles, isFiltering, issues, matcher, titleText, type Card as CardData, type Filter } from '../model.js'
 import { CLOSED, mayChange, type Store } from '../store.js'
 import { useArrivals } from './arrivals.js'
-import { Card } from './card.js'
+import { Card, type CardProps } from './card.js'
 import { Column, ROW } from './column.js'
 
 const MOVE_AFTER = 5 // pixels a pointer travels before a press becomes a drag
@@ -229,6 +230,11 @@ export function Board ({ store }: { store: Store }) {
     store.move(key, target.id, slot, target.cards.map((c) => c.key))
   }
 
+  // One of each for all the cards (they take the card's key), not three closures a card at each draw.
+  const edit = (key: string, on: boolean) => store.set(on ? { editing: key } : { editing: null, focus: key })
+  const estimate = async (key: string, value: number | null) => await store.setEstimate(key, value)
+  const focus = (key: string) => { if (state.focus !== key) state.focus = key }
+
   const filtering = isFiltering(state.filter)
   // New issue where at least one repository of the board takes them.
   const canCreate = [...state.repos.keys()].some((id) => mayChange(state.account, id))
@@ -244,21 +250,45 @@ export function Board ({ store }: { store: Store }) {
         const closedCount = isClosed && collapsed && !state.closed.loaded && state.closed.total !== null ? issues(state.closed.total) : undefined
         // The collapsed Closed column's count is read after the first rows: until then it says so, not "0 issues".
         const loading = isClosed ? collapsed && state.closed.counting === true && state.closed.total === null : state.phase === 'loading'
+        const count = column.cards.length
         return html`<${Column} key=${column.id} id=${column.id} name=${column.name} cards=${column.cards} collapsed=${collapsed}
           loading=${loading} count=${closedCount} spare=${across === null || across.has(column.id) ? 6 : 0}
           filtering=${filtering} dropSlot=${dropSlot} focusIndex=${focusIndex} onToggle=${() => store.toggleCollapsed(column.id)}
           footer=${isClosed && closedFooter(store)} onNew=${isClosed || !canCreate ? undefined : () => store.set({ creating: column.id })}
-          renderCard=${(card: CardData, index: number, top: number) => html`<${Card} key=${card.key} card=${card} repo=${state.repos.get(card.repo)}
-            showRepo=${showRepo} relations=${state.relations} epicName=${epicName} top=${top} index=${index} count=${column.cards.length}
+          renderCard=${(card: CardData, index: number, top: number) => html`<${BoardCard} key=${card.key} card=${card} repo=${state.repos.get(card.repo)}
+            showRepo=${showRepo} relations=${state.relations} epicName=${epicName} top=${top} index=${index} count=${count}
             focused=${state.focus === card.key} editing=${state.editing === card.key} dragging=${state.drag?.key === card.key}
-            editable=${mayChange(state.account, card.repo)}
-            onEdit=${(on: boolean) => store.set(on ? { editing: card.key } : { editing: null, focus: card.key })}
-            onEstimate=${async (value: number | null) => await store.setEstimate(card.key, value)}
-            onSay=${store.say} onFocus=${() => { if (state.focus !== card.key) state.focus = card.key }} />`} />`
+            editable=${mayChange(state.account, card.repo)} edit=${edit} estimate=${estimate} onSay=${store.say} focus=${focus} />`} />`
       })}
     </section>
     ${more && html`<button type="button" class="scroll-hint" onClick=${() => region.current?.scrollBy({ left: region.current.clientWidth * 0.8, behavior: 'smooth' })}>More columns →</button>`}
   </div>`
+}
+
+type BoardCardProps = Omit<CardProps, 'onEdit' | 'onEstimate' | 'onFocus'> & {
+  edit: (key: string, on: boolean) => void
+  estimate: (key: string, value: number | null) => Promise<boolean>
+  focus: (key: string) => void
+}
+
+/**
+ * A card of the board, drawn again only when a prop changed. A scroll step draws its column's
+ * rows again with the same props (a row's place is its index's), and only the rows it brings into
+ * view are new: the others are not diffed, nor their closures and vnodes made again.
+ */
+class BoardCard extends Component<BoardCardProps> {
+  override shouldComponentUpdate (next: BoardCardProps): boolean {
+    const now = this.props as unknown as Record<string, unknown>
+    for (const name in next) if ((next as unknown as Record<string, unknown>)[name] !== now[name]) return true
+    return false
+  }
+
+  override render (props: BoardCardProps) {
+    const { edit, estimate, focus, ...rest } = props
+    const key = props.card.key
+    return html`<${Card} ...${rest} onEdit=${(on: boolean) => edit(key, on)} onEstimate=${async (value: number | null) => await estimate(key, value)}
+      onFocus=${() => focus(key)} />`
+  }
 }
 
 /**
