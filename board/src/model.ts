@@ -44,21 +44,39 @@ export interface BulkIssue {
   milestone?: Milestone
 }
 
-export function cardOf (repo: number, i: BulkIssue): Card {
+/** `estimate` and `is_epic` given: the board's, which win over the issue read's older copy. */
+export function cardOf (repo: number, i: BulkIssue, estimate = i.estimate?.value ?? null, isEpic = i.is_epic): Card {
   return {
     key: keyOf(repo, i.issue_number),
     repo,
     number: i.issue_number,
     title: i.title,
     html_url: i.html_url,
-    estimate: i.estimate?.value ?? null,
-    is_epic: i.is_epic,
+    estimate,
+    is_epic: isEpic,
     closed: i.status === 'closed',
     pull_request: i.pull_request === true,
-    labels: i.labels ?? [],
-    assignees: i.assignees ?? [],
-    ...(i.milestone === undefined ? {} : { milestone: i.milestone })
+    labels: sharedList(i.labels),
+    assignees: sharedList(i.assignees),
+    ...(i.milestone === undefined ? {} : { milestone: shared(i.milestone) })
   }
+}
+
+// Cards share equal lists of labels and assignees, and milestones: a board of 50,000 cards has a
+// few hundred different ones. Each held once, the page's heap has a few objects a card, not ten,
+// and a garbage collection during a scroll has that much less to mark and move. Never changed
+// in place (a card's change is a new card).
+const sharedValues = new Map<string, unknown>()
+const EMPTY: never[] = []
+function shared<T> (value: T): T {
+  const id = JSON.stringify(value)
+  const known = sharedValues.get(id)
+  if (known !== undefined) return known as T
+  sharedValues.set(id, value)
+  return value
+}
+function sharedList<T> (list: T[] | undefined): T[] {
+  return list === undefined || list.length === 0 ? EMPTY : shared(list)
 }
 
 /** One key per issue across repositories. */

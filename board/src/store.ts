@@ -494,24 +494,41 @@ export function createStore ({ client, session, local, location, replaceUrl, ope
       if (etag !== undefined) etags.set(path, etag)
       return { repo, body }
     }))
-    const estimates = new Map<string, BoardIssueLite>()
-    for (const [repo, board] of of) for (const p of board.pipelines) for (const i of p.issues) estimates.set(keyOf(repo, i.issue_number), i)
+    // Estimates and epic flags come with the board; they win over the titles' older copy.
+    const estimates = new Map<number, Map<number, BoardIssueLite>>()
+    for (const [repo, board] of of) {
+      const ofRepo = new Map<number, BoardIssueLite>()
+      for (const p of board.pipelines) for (const i of p.issues) ofRepo.set(i.issue_number, i)
+      estimates.set(repo, ofRepo)
+    }
     // Copied only when something changed: a look that found nothing new copies no 50,000 cards.
     let cards: Map<string, Card> | undefined
+    const answered = new Map<number, Set<number>>()
     for (const { repo, body } of answers) {
-      for (const issue of body ?? []) {
+      if (body === undefined) continue
+      const numbers = answered.get(repo) ?? new Set()
+      answered.set(repo, numbers)
+      for (const issue of body) {
+        const onBoard = estimates.get(repo)?.get(issue.issue_number)
         cards ??= new Map(state.cards)
-        cards.set(keyOf(repo, issue.issue_number), { ...cardOf(repo, issue), estimate: null, is_epic: false })
+        const card = cardOf(repo, issue, onBoard?.estimate?.value ?? null, onBoard?.is_epic ?? false)
+        // On the board, so open, whatever the title read's older copy said.
+        cards.set(card.key, card.closed && onBoard !== undefined ? { ...card, closed: false } : card)
+        numbers.add(issue.issue_number)
       }
     }
-    // Estimates and epic flags come with the board; they win over the titles' older copy.
-    for (const [key, issue] of estimates) {
-      const card = (cards ?? state.cards).get(key)
-      if (card === undefined) continue
-      const estimate = issue.estimate?.value ?? null
-      if (card.estimate !== estimate || card.is_epic !== issue.is_epic || card.closed) {
-        cards ??= new Map(state.cards)
-        cards.set(key, { ...card, estimate, is_epic: issue.is_epic, closed: false })
+    for (const [repo, ofRepo] of estimates) {
+      const fresh = answered.get(repo)
+      for (const [number, issue] of ofRepo) {
+        if (fresh?.has(number) === true) continue
+        const key = keyOf(repo, number)
+        const card = (cards ?? state.cards).get(key)
+        if (card === undefined) continue
+        const estimate = issue.estimate?.value ?? null
+        if (card.estimate !== estimate || card.is_epic !== issue.is_epic || card.closed) {
+          cards ??= new Map(state.cards)
+          cards.set(key, { ...card, estimate, is_epic: issue.is_epic, closed: false })
+        }
       }
     }
     if (cards !== undefined) set({ cards })
