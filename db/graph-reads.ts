@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'kysely'
 import type { Database, IssuesTable } from './schema.js'
 import type { Executor } from './engine/transaction.js'
+import { engineOf } from './engine/engine.js'
 
 /**
  * Batched reads for the GraphQL door: each takes the keys of a whole page (issues, pipelines,
@@ -61,6 +62,12 @@ export interface IssueKey { k: number | string, id: number }
 export interface PageAsked { after?: IssueKey, before?: IssueKey, limit: number, fromEnd: boolean }
 export interface IssuePage { rows: Array<IssueNode & { key: IssueKey }>, hasMore: boolean }
 export interface IssueCounts { issues: number, pullRequests: number, estimates: number }
+export interface IssueLabelRow { issue_id: number, name: string, color: string | null }
+export interface IssueAssigneeRow { issue_id: number, login: string, avatar_url: string | null }
+/** What a pipeline page can carry of its cards besides the issues: asked for, so the cards need no read after the page. */
+export interface PageCarry { labels?: boolean, assignees?: boolean }
+/** The page's cards' placements (its own pipeline's), and on PostgreSQL their labels and assignees when carried (as labelsOf and assigneesOf give them). */
+export interface PageCards { placements: PlacementNode[], labels?: IssueLabelRow[], assignees?: IssueAssigneeRow[] }
 
 const ISSUE_COLUMNS = ['i.id', 'i.repo_id', 'i.number', 'i.title', 'i.state', 'i.estimate', 'i.is_epic', 'i.is_pull_request',
   'i.milestone_number', 'i.created_at', 'i.host_updated_at', 'i.planning_changed_at', 'i.creator_id'] as const
@@ -182,17 +189,37 @@ export function createGraphReads (db: Executor) {
   const closedAt = sql<string>`coalesce((SELECT max(st.at) FROM issue_states st WHERE st.issue_id = i.id AND st.state = 'closed'), i.created_at)`
 
   return {
-    /** Open issues of a pipeline in board order (rank, then id), after or before a key. */
-    async pipelinePage (pipelineId: string, f: IssueFilter, page: PageAsked): Promise<IssuePage> {
-      let q = openInPipeline(pipelineId, f).select([...ISSUE_COLUMNS, 'p.rank as k'])
+    /**
+     * Open issues of a pipeline in board order (rank, then id), after or before a key, with their
+     * placements; on PostgreSQL also the labels and assignees `carry` asks for, each card's as
+     * one JSON list in the page's statement (a round trip less after the page; SQLite has none).
+     */
+    async pipelinePage (pipelineId: string, f: IssueFilter, page: PageAsked, carry: PageCarry = {}): Promise<IssuePage & { cards: PageCards }> {
+      const lists = engineOf(db) === 'postgres'
+      const withLabels = lists && carry.labels === true
+      const withAssignees = lists && carry.assignees === true
+      let q = openInPipeline(pipelineId, f).select([...ISSUE_COLUMNS, 'p.rank as k', 'p.workspace_id as placed_in'])
+        .$if(withLabels, (b) => b.select(sql<Array<[string, string | null]>>`(SELECT coalesce(json_agg(json_build_array(l.name, l.color) ORDER BY l.name), '[]'::json)
+          FROM issue_labels l WHERE l.issue_id = p.issue_id)`.as('labels_carried')))
+        .$if(withAssignees, (b) => b.select(sql<Array<[string, string | null]>>`(SELECT coalesce(json_agg(json_build_array(a.login, a.avatar_url) ORDER BY a.login), '[]'::json)
+          FROM issue_assignees a WHERE a.issue_id = p.issue_id)`.as('assignees_carried')))
       if (page.after !== undefined) { const a = page.after; q = q.where((eb) => eb.or([eb('p.rank', '>', Number(a.k)), eb.and([eb('p.rank', '=', Number(a.k)), eb('p.issue_id', '>', a.id)])])) }
       if (page.before !== undefined) { const b = page.before; q = q.where((eb) => eb.or([eb('p.rank', '<', Number(b.k)), eb.and([eb('p.rank', '=', Number(b.k)), eb('p.issue_id', '<', b.id)])])) }
       const dir = page.fromEnd ? 'desc' : 'asc'
       // the placement's issue id (the issue's own): the order placements_ranked is kept in
       const rows = await q.orderBy('p.rank', dir).orderBy('p.issue_id', dir).limit(page.limit + 1).execute()
       const hasMore = rows.length > page.limit
-      const kept = rows.slice(0, page.limit).map((r) => ({ ...toIssue(r), key: { k: Number(r.k), id: Number(r.id) } }))
-      return { rows: page.fromEnd ? kept.reverse() : kept, hasMore }
+      const cards: PageCards = { placements: [], ...(withLabels ? { labels: [] } : {}), ...(withAssignees ? { assignees: [] } : {}) }
+      const kept = rows.slice(0, page.limit).map((r) => {
+        type Carried = typeof r & { labels_carried?: Array<[string, string | null]>, assignees_carried?: Array<[string, string | null]> }
+        const { placed_in: workspaceId, labels_carried: labels, assignees_carried: assignees, ...issue } = r as Carried
+        const id = Number(r.id)
+        cards.placements.push({ issue_id: id, workspace_id: workspaceId, pipeline_id: pipelineId, rank: Number(r.k) })
+        for (const [name, color] of labels ?? []) cards.labels!.push({ issue_id: id, name, color })
+        for (const [login, avatarUrl] of assignees ?? []) cards.assignees!.push({ issue_id: id, login, avatar_url: avatarUrl })
+        return { ...toIssue(issue), key: { k: Number(r.k), id } }
+      })
+      return { rows: page.fromEnd ? kept.reverse() : kept, hasMore, cards }
     },
     pipelineCounts,
     /** The number pipelineCounts counts: on the placements alone when the filter tests nothing of the issue's own row. */
@@ -316,6 +343,13 @@ export function createGraphReads (db: Executor) {
     async assigneesOf (ids: readonly number[]) {
       if (ids.length === 0) return []
       return await db.selectFrom('issue_assignees').select(['issue_id', 'login', 'avatar_url']).where('issue_id', 'in', [...ids]).orderBy('issue_id').orderBy('login').execute()
+    },
+    /** The issues' placements in one workspace. */
+    async placementsIn (workspaceId: string, ids: readonly number[]): Promise<PlacementNode[]> {
+      if (ids.length === 0) return []
+      return (await db.selectFrom('placements').select(['issue_id', 'workspace_id', 'pipeline_id', 'rank'])
+        .where('workspace_id', '=', workspaceId).where('issue_id', 'in', [...ids]).execute())
+        .map((r) => ({ ...r, issue_id: Number(r.issue_id), rank: Number(r.rank) }))
     },
     async placementsOf (ids: readonly number[]): Promise<PlacementNode[]> {
       if (ids.length === 0) return []

@@ -18,7 +18,8 @@ const more = Array.from({ length: 30 }, (_, i) => ({
   repo_id: i % 2 === 0 ? REPO : OTHER_REPO,
   number: 100 + i,
   title: `More ${i}`,
-  labels: [...(i % 3 === 0 ? [{ name: 'bug', color: 'd73a4a' }] : []), ...(i % 4 === 0 ? [{ name: 'ui', color: null }] : [])]
+  labels: [...(i % 3 === 0 ? [{ name: 'bug', color: 'd73a4a' }] : []), ...(i % 4 === 0 ? [{ name: 'ui', color: null }] : [])],
+  assignees: [...(i % 2 === 0 ? [{ login: 'zed', avatar_url: 'https://avatars.example/zed' }] : []), ...(i % 3 === 0 ? [{ login: 'amy', avatar_url: null }] : [])]
 }))
 const app: App = await build(t, {
   ...(handle === undefined ? {} : { database: handle }),
@@ -120,8 +121,7 @@ t.test('identical requests arriving together after a write run the document once
 })
 
 // The case of issue 47 asks each card's repository, htmlUrl and pipeline: one read of the
-// repositories for both fields, none of the pipeline the search already read, and three waves of
-// statements (the pipeline with its repositories; the page and its count; the cards' fields).
+// repositories for both fields (alongside the page), none of the pipeline the search already read.
 t.test('a page\'s cards read their repositories once and not the searched pipeline again', async (t) => {
   const sent = executed
   const fields = `number htmlUrl repository { ghId name } labels { nodes { name } } assignees { nodes { login } } pipelineIssue(workspaceId: "${WS_OLD}") { pipeline { id name } }`
@@ -138,6 +138,28 @@ t.test('a page\'s cards read their repositories once and not the searched pipeli
   t.equal(from('pipelines'), 1, 'the pipeline read once')
   t.equal(from('repositories'), 1, 'the repositories read once for repository and htmlUrl')
   t.equal(from('workspaces'), 0, 'no workspace read on its own')
+})
+
+// After the page, the cards' placements need no statement (the page read them), nor on PostgreSQL
+// their labels and assignees (carried in the page's statement): two waves, not three. The cards'
+// fields are the same as those of the same issues read by id.
+t.test('a page carries its cards\' placements, and on PostgreSQL their labels and assignees', async (t) => {
+  const sent = executed
+  const fields = `id labels { nodes { name color } } assignees { nodes { login avatarUrl } } pipelineIssue(workspaceId: "${WS_OLD}") { id relativePosition pipeline { id } }`
+  const q = `{ searchIssuesByPipeline(pipelineId: "${P.todo}", filters: { labels: { in: ["bug"] } }, first: 6) { nodes { ${fields} } } }`
+  await gql(app, 'alice', '{ viewer { id } }')
+  sent.length = 0
+  const res = await gql(app, 'alice', q, { fresh: Math.random() })
+  t.notOk(res.errors)
+  const nodes = res.data.searchIssuesByPipeline.nodes as Array<{ id: string, assignees: { nodes: unknown[] } }>
+  t.equal(nodes.length, 6)
+  t.ok(nodes.some((n) => n.assignees.nodes.length === 2), 'a card with two assignees among them')
+  t.equal(sent.filter((s) => /from "placements"/.test(s)).length, 2, 'placements read by the page and its count only')
+  const lists = sent.filter((s) => /^select "issue_id", "(name|login)", "(color|avatar_url)" from "issue_(labels|assignees)"/.test(s)).length
+  t.equal(lists, sqlite ? 2 : 0, sqlite ? 'SQLite reads labels and assignees after the page' : 'labels and assignees carried by the page')
+  const byId = await gql(app, 'alice', `{ issues(ids: ${JSON.stringify(nodes.map((n) => n.id))}) { ${fields} } }`, { fresh: Math.random() })
+  t.notOk(byId.errors)
+  t.same(nodes, byId.data.issues, 'the same fields as the issues read by id')
 })
 
 t.test('a mutation reads the pipeline it renamed anew', async (t) => {

@@ -100,3 +100,22 @@ export function asks (info: GraphQLResolveInfo, fields: string[]): boolean {
   })
   return info.fieldNodes.some((node) => within(node.selectionSet, new Set()))
 }
+
+/** The fields asked of a connection's nodes, in `nodes { … }` and `edges { node { … } }` (fragments followed). */
+export function nodeFields (info: GraphQLResolveInfo): Set<string> {
+  const out = new Set<string>()
+  const walk = (set: SelectionSetNode | undefined, path: string[], seen: Set<string>): void => {
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, path, seen)
+      else if (sel.kind === Kind.FRAGMENT_SPREAD) {
+        if (!seen.has(sel.name.value)) walk(info.fragments[sel.name.value]?.selectionSet, path, new Set([...seen, sel.name.value]))
+      } else if (path.length === 0) out.add(sel.name.value)
+      else if (sel.name.value === path[0]) walk(sel.selectionSet, path.slice(1), seen)
+    }
+  }
+  for (const node of info.fieldNodes) {
+    walk(node.selectionSet, ['nodes'], new Set())
+    walk(node.selectionSet, ['edges', 'node'], new Set())
+  }
+  return out
+}

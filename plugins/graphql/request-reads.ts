@@ -1,4 +1,4 @@
-import type { GraphReads } from '../../db/graph-reads.js'
+import type { GraphReads, IssueAssigneeRow, IssueLabelRow, PlacementNode } from '../../db/graph-reads.js'
 
 /**
  * Rows by id, read once per document: the first call for an id reads it (with the other ids of
@@ -15,7 +15,12 @@ function byId<K, R> (load: (ids: readonly K[]) => Promise<R[]>, idOf: (row: R) =
       const missing = wanted.filter((id) => !kept.has(id))
       if (missing.length > 0) {
         const batch = load(missing)
-        for (const id of missing) kept.set(id, batch.then((rows) => rows.find((r) => idOf(r) === id)))
+        for (const id of missing) {
+          const row = batch.then((rows) => rows.find((r) => idOf(r) === id))
+          // a read started ahead (below) that nobody awaits must not fail the process
+          row.catch(() => {})
+          kept.set(id, row)
+        }
         // a failed read is not kept: the next call reads again
         batch.catch(() => { for (const id of missing) kept.delete(id) })
       }
@@ -29,24 +34,80 @@ function byId<K, R> (load: (ids: readonly K[]) => Promise<R[]>, idOf: (row: R) =
   }
 }
 
+/** An issue's list (labels, assignees) by issue id, as byId: read once per document, or given by the page that read it. */
+function listsById<R extends { issue_id: number | string }> (load: (ids: readonly number[]) => Promise<R[]>, live: () => boolean) {
+  const kept = new Map<number, R[]>()
+  return {
+    async read (ids: readonly number[]): Promise<R[]> {
+      if (!live()) return await load(ids)
+      const wanted = [...new Set(ids)].sort((a, b) => a - b)
+      const missing = wanted.filter((id) => !kept.has(id))
+      if (missing.length > 0) {
+        const rows = await load(missing)
+        for (const id of missing) kept.set(id, [])
+        for (const row of rows) kept.get(Number(row.issue_id))?.push(row)
+      }
+      return wanted.flatMap((id) => kept.get(id) ?? [])
+    },
+    /** every row of these issues, read some other way */
+    put (ids: readonly number[], rows: readonly R[]) {
+      if (!live()) return
+      for (const id of ids) kept.set(id, [])
+      for (const row of rows) kept.get(Number(row.issue_id))!.push(row)
+    }
+  }
+}
+
+const placementKey = (workspaceId: string, issueId: number) => `${issueId}\0${workspaceId}`
+
 /**
- * The reads of one GraphQL request: `reads`, with pipelines, workspaces and repositories by id
- * kept for the request (byId above). A page's `repository` and `htmlUrl` share one read, and the
- * pipeline a search named is not read again for its cards' `pipelineIssue { pipeline }`.
+ * The reads of one GraphQL request: `reads`, with pipelines, workspaces, repositories, their
+ * oldest boards, issues' placements in a workspace, labels and assignees kept for the request
+ * (byId above). A page's `repository` and `htmlUrl` share one read, the pipeline a search named is
+ * not read again for its cards' `pipelineIssue { pipeline }`, and a pipeline page's cards come
+ * with their placements (and on PostgreSQL the labels and assignees asked for).
  */
 export function requestReads (reads: GraphReads, live: () => boolean): GraphReads {
   const pipelines = byId(reads.pipelinesByIds, (r) => r.id, live)
   const workspaces = byId(reads.workspacesByIds, (r) => r.id, live)
   const repositories = byId(reads.repositoriesByIds, (r) => r.id, live)
+  const boardsOf = async (ids: readonly number[]) => [...(await reads.firstWorkspacesOf(ids))].map(([repo, board]) => ({ repo, board }))
+  const boards = byId(boardsOf, (r) => r.repo, live)
+  const placements = byId(async (keys: readonly string[]) => {
+    const byWorkspace = new Map<string, number[]>()
+    for (const key of keys) {
+      const [issue, workspace] = key.split('\0')
+      byWorkspace.set(workspace, [...byWorkspace.get(workspace) ?? [], Number(issue)])
+    }
+    return (await Promise.all([...byWorkspace].map(async ([workspace, ids]) => await reads.placementsIn(workspace, ids)))).flat()
+  }, (r: PlacementNode) => placementKey(r.workspace_id, r.issue_id), live)
+  const labels = listsById<IssueLabelRow>(reads.labelsOf as (ids: readonly number[]) => Promise<IssueLabelRow[]>, live)
+  const assignees = listsById<IssueAssigneeRow>(reads.assigneesOf as (ids: readonly number[]) => Promise<IssueAssigneeRow[]>, live)
   return {
     ...reads,
     pipelinesByIds: pipelines.read,
     workspacesByIds: workspaces.read,
     repositoriesByIds: repositories.read,
+    async firstWorkspacesOf (ids: readonly number[]) {
+      return new Map((await boards.read(ids)).map((r) => [r.repo, r.board]))
+    },
+    async placementsIn (workspaceId: string, ids: readonly number[]) {
+      return await placements.read(ids.map((id) => placementKey(workspaceId, id)))
+    },
+    labelsOf: labels.read,
+    assigneesOf: assignees.read,
     async pipelineWithRepositories (id: string) {
       const found = await reads.pipelineWithRepositories(id)
       if (found !== undefined) pipelines.put(found.pipeline)
       return found
+    },
+    async pipelinePage (...args: Parameters<GraphReads['pipelinePage']>) {
+      const page = await reads.pipelinePage(...args)
+      const ids = page.rows.map((r) => r.id)
+      for (const placement of page.cards.placements) placements.put(placement)
+      if (page.cards.labels !== undefined) labels.put(ids, page.cards.labels)
+      if (page.cards.assignees !== undefined) assignees.put(ids, page.cards.assignees)
+      return page
     }
   }
 }

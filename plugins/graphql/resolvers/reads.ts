@@ -4,7 +4,7 @@ import { ISSUE_ORDER_FIELDS, type IssueFilter, type IssueKey, type IssueNode, ty
 
 import type { GraphContext } from '../context.js'
 import type { GraphQLResolveInfo } from 'graphql'
-import { asks, connectionOf, issueCursor, issueKeyOf, listConnection, pageOf, type PageArgs } from '../connections.js'
+import { asks, connectionOf, issueCursor, issueKeyOf, listConnection, nodeFields, pageOf, type PageArgs } from '../connections.js'
 import { encodeId, ghIdOf, milestoneKey, nodeKey, numberKey, pipelineIssueId, pipelineKey, repoOfGhId, textKey } from '../ids.js'
 import {
   ORGANIZATION, issueObject, pipelineObject, repositoryObject, sprintObject, workspaceObject,
@@ -61,7 +61,14 @@ async function pipelineIssues (
   const counted = asks(info, ['pipelineCounts', 'sumEstimates', 'splitCounts'])
     ? ctx.reads.pipelineCounts(pipelineId, f)
     : ctx.reads.pipelineCount(pipelineId, f).then((issues) => ({ issues, pullRequests: 0, estimates: 0 }))
-  const [rows, counts] = await Promise.all([ctx.reads.pipelinePage(pipelineId, f, page), counted])
+  const asked = nodeFields(info)
+  // The cards' repositories (and their boards, for htmlUrl) read alongside the page, when no more than a page's worth.
+  if (f.repoIds.length <= page.limit) {
+    if (asked.has('repository') || asked.has('htmlUrl')) ctx.reads.repositoriesByIds(f.repoIds).catch(() => {})
+    if (asked.has('htmlUrl')) ctx.reads.firstWorkspacesOf(f.repoIds).catch(() => {})
+  }
+  const carry = { labels: asked.has('labels'), assignees: asked.has('assignees') }
+  const [rows, counts] = await Promise.all([ctx.reads.pipelinePage(pipelineId, f, page, carry), counted])
   return issueConnection(rows.rows, page, rows.hasMore, counts)
 }
 
@@ -495,7 +502,9 @@ export const loaders = {
       return queries.map((q) => listConnection(rows.get(q.obj.id) ?? [], (a) => a.login, q.params))
     },
     async pipelineIssue (queries: Array<Query<IssueObject, { workspaceId: string }>>, ctx: Ctx) {
-      const rows = await ctx.reads.placementsOf(queries.map((q) => q.obj.id))
+      const asked = group(queries, (q) => q.params.workspaceId)
+      const read = async ([workspaceId, list]: [string, typeof queries]) => await ctx.reads.placementsIn(workspaceId, list.map((q) => q.obj.id))
+      const rows = (await Promise.all([...asked].map(read))).flat()
       return queries.map((q) => rows.find((r) => r.issue_id === q.obj.id && r.workspace_id === q.params.workspaceId) ?? null)
     },
     async pipelineIssues (queries: Array<Query<IssueObject, PageArgs>>, ctx: Ctx) {
