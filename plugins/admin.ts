@@ -6,7 +6,7 @@ import { Forbidden } from '../db/errors.js'
 import { bearerOf } from './core/auth.js'
 import { refuseUnknownProperties } from './core/validation.js'
 import { createAdminOperations } from '../services/admin.js'
-import { progressLines } from '../services/fixtures.js'
+import { progressLines, vacuumLine } from '../services/fixtures.js'
 import accountRoutes from './admin-accounts.js'
 import connectionRoutes from './admin-connections.js'
 import exportRoutes from './admin-export.js'
@@ -130,7 +130,10 @@ const adminPlugin: FastifyPluginAsyncTypebox<AdminPluginOptions> = async (fastif
     bodyLimit: 256 * 1024 * 1024,
     schema: { tags, summary: 'Merge a fixture, all or nothing', body: Fixture, response: { 200: ImportReply, ...errors } }
   }, async (request) => await admin.importFixture(
-    request.body, (ms) => request.log.info(`vacuumed and analyzed the imported tables in ${Math.round(ms)} ms`), progressLines((line) => request.log.info(line), 'importing')
+    request.body, (vacuum) => {
+      const { level, msg } = vacuumLine(vacuum, 'imported')
+      request.log[level](msg)
+    }, progressLines((line) => request.log.info(line), 'importing')
   ))
 
   fastify.get('/users', {

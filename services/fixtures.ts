@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { DomainError, Invalid } from '../db/errors.js'
 import { exportRecords, withSnapshot } from '../db/export.js'
-import { analyzeAfterBulkLoad } from '../db/engine/analyze.js'
+import { analyzeAfterBulkLoad, type BulkLoadVacuum } from '../db/engine/analyze.js'
 import { withLongDeadline } from '../db/engine/long-work.js'
 import { createRestoreRepository } from '../db/restore.js'
 import type { BulkIssue } from '../db/bulk-issues.js'
@@ -300,13 +300,21 @@ export async function loadFixture (
   return summary
 }
 
-/** Told how long the planner's statistics took after a load (PostgreSQL). */
-export type FixtureAnalyzed = (ms: number) => void
+/** Told how long the vacuum and the planner's statistics took after a load (PostgreSQL), or why they stopped. */
+export type FixtureAnalyzed = (vacuum: BulkLoadVacuum) => void
 
-/** After a load has committed (the caller's transaction, for a scope), its tables analyzed. */
+/** After a load has committed (the caller's transaction, for a scope), its tables vacuumed and analyzed; never throws. */
 export async function analyzeFixture (db: PlanningStore['db'], analyzed?: FixtureAnalyzed): Promise<void> {
-  const ms = await analyzeAfterBulkLoad(db)
-  if (ms !== undefined) analyzed?.(ms)
+  const vacuum = await analyzeAfterBulkLoad(db)
+  if (vacuum !== undefined) analyzed?.(vacuum)
+}
+
+/** The log line of `analyzeFixture`'s outcome: `what` names the tables ("loaded", "imported"). */
+export function vacuumLine (vacuum: BulkLoadVacuum, what: string): { level: 'info' | 'warn', msg: string } {
+  const ms = Math.round(vacuum.ms)
+  return vacuum.error === undefined
+    ? { level: 'info', msg: `vacuumed and analyzed the ${what} tables in ${ms} ms` }
+    : { level: 'warn', msg: `the vacuum and analyze of the ${what} tables stopped after ${ms} ms (${vacuum.error.message}); the ${what} rows are committed, autovacuum will get to them` }
 }
 
 /**

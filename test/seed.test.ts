@@ -105,10 +105,37 @@ t.test(`${ENGINE}: a SEED_FILE logs its progress and a summary`, async (t) => {
   for (const row of rows) {
     t.ok(row.last_analyze !== null, `${row.relname} analyzed after the load`)
     t.ok(Number(row.reltuples) > 0, `${row.relname}: the planner knows it holds rows`)
-    // without a vacuum no page is all-visible, and a count its index answers reads every row's page
-    t.ok(row.last_vacuum !== null && Number(row.relallvisible) > 0, `${row.relname} vacuumed after the load: its pages are all-visible`)
+    // (its pages become all-visible unless another session's transaction is older than the load:
+    // other test files' migrations, here, so that is not asserted)
+    t.ok(row.last_vacuum !== null, `${row.relname} vacuumed after the load`)
   }
   t.equal(Math.round(Number(rows.find((r) => r.relname === 'issues')!.reltuples)), 3000, 'the issues counted')
+})
+
+t.test('PostgreSQL: an import whose vacuum finds a table locked answers as soon as it committed, the table skipped', {
+  skip: TEST_DATABASE_URL === undefined ? 'PostgreSQL only (set TEST_DATABASE_URL)' : false
+}, async (t) => {
+  const dir = t.testdir({})
+  const log = logLines()
+  const database = await ownDatabase(t, dir)
+  // A statement may take 2 s: a vacuum waiting for the lock below would have run out and answered 503 after the commit.
+  const app = await buildApp({ ...database, databaseTimeoutMs: 2000, adminToken: ADMIN_TOKEN, documentation: false, logLevel: 'info', logStream: log.stream })
+  await app.ready()
+  t.teardown(async () => await app.close())
+  const holder = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  await holder.connect()
+  t.teardown(async () => await holder.end())
+  await holder.query('BEGIN')
+  await holder.query(`LOCK TABLE "${database.databaseSchema}".issue_labels IN SHARE UPDATE EXCLUSIVE MODE`)
+  const started = Date.now()
+  const res = await app.inject({ method: 'POST', url: '/admin/import', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: bigFixture(300) })
+  t.equal(res.statusCode, 200, res.body)
+  t.ok(Date.now() - started < 2000, 'not kept waiting for the lock')
+  t.ok(log.lines.some((line) => /^vacuumed and analyzed the imported tables in \d+ ms$/.test(line)), 'the other tables vacuumed')
+  await holder.query('ROLLBACK')
+  const { rows } = await holder.query<{ relname: string, last_vacuum: Date | null }>(
+    'SELECT relname, last_vacuum FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN (\'issues\', \'issue_labels\') ORDER BY relname', [database.databaseSchema])
+  t.same(rows.map((r) => [r.relname, r.last_vacuum !== null]), [['issue_labels', false], ['issues', true]], 'the locked table skipped, the others vacuumed')
 })
 
 t.test(`${ENGINE}: the big-workspace generator (bench) at 200 issues is the same each time and loads with its counts`, async (t) => {

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { lockFor } from '../../db/engine/engine.js'
 import { withLongDeadline } from '../../db/engine/long-work.js'
 import type { Fixture } from '../../schemas/fixture.js'
-import { analyzeFixture, demoFixturePath, loadFixture, parseFixture, progressLines, readFixtureFile } from '../../services/fixtures.js'
+import { analyzeFixture, vacuumLine, demoFixturePath, loadFixture, parseFixture, progressLines, readFixtureFile } from '../../services/fixtures.js'
 
 export interface SeedPluginOptions {
   /** a fixture loaded into an empty database */
@@ -55,7 +55,12 @@ export default fp<SeedPluginOptions>(async (fastify, opts) => {
       const board = `${fastify.prefix}/p1/repositories/${fixture.repositories?.[0]?.id ?? 0}/board`
       return { summary, demo: user === undefined ? null : { login, token: await tx.users.regenerateToken(user.id), board } }
     }))
-    if (loaded !== undefined) await analyzeFixture(store.db, (ms) => fastify.log.info(`vacuumed and analyzed the loaded tables in ${Math.round(ms)} ms`))
+    if (loaded !== undefined) {
+      await analyzeFixture(store.db, (vacuum) => {
+        const { level, msg } = vacuumLine(vacuum, 'loaded')
+        fastify.log[level](msg)
+      })
+    }
     if (loaded !== undefined && opts.seedFile !== undefined) fastify.log.info({ summary: loaded.summary, file: opts.seedFile }, 'loaded seed fixture')
     demo = loaded?.demo ?? null
     if (demo !== null) announce(demo)

@@ -1,4 +1,5 @@
 import { analyzeAfterBulkLoad } from '../../db/engine/analyze.js'
+import { vacuumLine } from '../fixtures.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { randomUUID } from 'node:crypto'
 import { createHostedImportsRepository, createHostedSync, hostedTokenContext, type HostedJob, type HostedProgress } from '../../db/issue-host/hosted-imports.js'
@@ -188,8 +189,11 @@ export class HostedImporter {
       await new Run(this.store, job, client, this.owner, this.leaseMs, this.options.maxWarnings ?? 100).all()
       await jobs.finish(id, this.owner, 'done', null)
       // The import wrote item by item; the planner learns the sizes once, at the end (an analyze failing loses nothing).
-      const ms = await analyzeAfterBulkLoad(this.store.db).catch(() => undefined)
-      if (ms !== undefined) this.log.info({ hostedImport: id }, `hosted import: vacuumed and analyzed the imported tables in ${Math.round(ms)} ms`)
+      const vacuum = await analyzeAfterBulkLoad(this.store.db)
+      if (vacuum !== undefined) {
+        const { level, msg } = vacuumLine(vacuum, 'imported')
+        this.log[level]({ hostedImport: id }, `hosted import: ${msg}`)
+      }
     } catch (err) {
       if (renew !== undefined) clearInterval(renew)
       // Stopped (the server is closing) or taken over: left unfinished, to go on from the saved item.
