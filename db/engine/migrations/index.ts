@@ -79,9 +79,13 @@ export function migrations (engine: Engine): Record<string, Migration> {
  */
 const WITHOUT_FOREIGN_KEYS = new Set(['023-stable-ids'])
 
-/** How long a migration waits for a table's lock on PostgreSQL, and how often the run is tried (`migrate`'s `locks`). */
-export interface LockPatience { timeoutMs: number, attempts: number, pauseMs: number }
-const LOCK_PATIENCE: LockPatience = { timeoutMs: 2000, attempts: 8, pauseMs: 500 }
+/**
+ * How long a migration waits for a table's lock on PostgreSQL (`timeoutMs`), and how long the run
+ * is tried again after that (`deadlineMs` from the first try, which must stay under the start's
+ * 60 s plugin timeout; pauses growing by `pauseMs`): `migrate`'s `locks`. `retried` hears each retry.
+ */
+export interface LockPatience { timeoutMs: number, deadlineMs: number, pauseMs: number, retried?: (attempt: number) => void }
+const LOCK_PATIENCE: LockPatience = { timeoutMs: 2000, deadlineMs: 40_000, pauseMs: 500 }
 /** PostgreSQL's lock_not_available: a lock_timeout ran out. */
 const LOCK_NOT_AVAILABLE = '55P03'
 
@@ -117,17 +121,22 @@ export async function migrate (db: Kysely<Database>, engine: Engine, schema?: st
   // transaction, a slow report), and meanwhile every other query on that table queues behind it:
   // each instance would stall for as long. On PostgreSQL a migration waits `locks.timeoutMs` for a
   // lock; past that the run rolls back, traffic flows again, and the run is tried again after a
-  // growing pause, `locks.attempts` times in all before the start fails saying why.
+  // growing pause, until `locks.deadlineMs` has passed; then the start fails saying why. (Instances
+  // starting together take turns: each try holds Kysely's migration lock.)
+  const started = performance.now()
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrateRacing(db, engine, schema, locks.timeoutMs)
     } catch (err) {
       if ((err as { code?: string }).code !== LOCK_NOT_AVAILABLE) throw err
-      if (attempt >= locks.attempts) {
+      const pause = Math.round(locks.pauseMs * attempt * (0.75 + Math.random() / 2))
+      const elapsed = performance.now() - started
+      if (elapsed + pause + locks.timeoutMs > locks.deadlineMs) {
         throw new MigrationError(`a migration could not take a table's lock: another session kept it longer than ${locks.timeoutMs} ms, ` +
-          `${locks.attempts} times (a long transaction on this database? see pg_stat_activity); nothing was changed, start again once it ends`)
+          `${attempt} times in ${Math.round(elapsed / 1000)} s (a long transaction on this database? see pg_stat_activity); nothing was changed, start again once it ends`)
       }
-      await sleep(Math.round(locks.pauseMs * attempt * (0.75 + Math.random() / 2)))
+      locks.retried?.(attempt)
+      await sleep(pause)
     }
   }
 }
