@@ -71,19 +71,22 @@ export async function bareFloor (answer: Buffer, method: string, headers: Record
  */
 export function syncFloor (count: number): number[] {
   const folder = mkdtempSync(join(tmpdir(), 'bench-sync-'))
-  const fd = openSync(join(folder, 'wal'), 'w')
   try {
-    const page = Buffer.alloc(4096, 7)
-    const times: number[] = []
-    for (let i = -20; i < count; i++) {
-      const start = performance.now()
-      writeSync(fd, page)
-      fdatasyncSync(fd)
-      if (i >= 0) times.push(performance.now() - start)
+    const fd = openSync(join(folder, 'wal'), 'w')
+    try {
+      const page = Buffer.alloc(4096, 7)
+      const times: number[] = []
+      for (let i = -20; i < count; i++) {
+        const start = performance.now()
+        writeSync(fd, page)
+        fdatasyncSync(fd)
+        if (i >= 0) times.push(performance.now() - start)
+      }
+      return times
+    } finally {
+      closeSync(fd)
     }
-    return times
   } finally {
-    closeSync(fd)
     rmSync(folder, { recursive: true, force: true })
   }
 }
