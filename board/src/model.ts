@@ -72,6 +72,8 @@ function shared<T> (value: T): T {
   const id = JSON.stringify(value)
   const known = sharedValues.get(id)
   if (known !== undefined) return known as T
+  // Bounded for a page left open for days: past that many, sharing starts over (cards keep theirs).
+  if (sharedValues.size >= 20_000) sharedValues.clear()
   sharedValues.set(id, value)
   return value
 }
