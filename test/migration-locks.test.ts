@@ -47,6 +47,18 @@ async function queued (client: pg.Client, schema: string): Promise<void> {
   throw new Error('the migration never asked for the lock')
 }
 
+/** A `retried` that ends the reader's transaction at the migration's first retry. */
+function endedAtFirstRetry (reader: pg.Client) {
+  const release = {
+    done: false,
+    retried: () => {
+      if (!release.done) reader.query('ROLLBACK').catch(() => {})
+      release.done = true
+    }
+  }
+  return release
+}
+
 t.test('a migration waits only so long for a table lock another session holds, tries again, then the start fails saying why, nothing changed', { skip }, async (t) => {
   const { db, schema, reader, indexed } = await pendingBehindReader(t)
   const retries: number[] = []
@@ -68,17 +80,9 @@ t.test('a migration waits only so long for a table lock another session holds, t
 
 t.test('a lock let go between two tries: the migration runs', { skip }, async (t) => {
   const { db, schema, reader, indexed } = await pendingBehindReader(t)
-  let released = false
-  const done = await migrate(db, 'postgres', schema, {
-    timeoutMs: 100,
-    deadlineMs: 30_000,
-    pauseMs: 50,
-    retried: () => {
-      if (!released) reader.query('ROLLBACK').catch(() => {})
-      released = true
-    }
-  })
-  t.ok(released, 'it had tried and given up once')
+  const release = endedAtFirstRetry(reader)
+  const done = await migrate(db, 'postgres', schema, { timeoutMs: 100, deadlineMs: 30_000, pauseMs: 50, retried: release.retried })
+  t.ok(release.done, 'it had tried and given up once')
   t.ok(done.includes('034-dependencies-blocking'))
   t.notOk(await indexed())
 })
@@ -88,16 +92,8 @@ t.test('other sessions are not kept waiting behind a migration for longer than i
   const other = new pg.Client({ connectionString: PG })
   await other.connect()
   t.teardown(async () => { await other.end() })
-  let released = false
-  const migrating = migrate(db, 'postgres', schema, {
-    timeoutMs: 500,
-    deadlineMs: 30_000,
-    pauseMs: 200,
-    retried: () => {
-      if (!released) reader.query('ROLLBACK').catch(() => {})
-      released = true
-    }
-  }).catch((err: Error) => err)
+  const migrating = migrate(db, 'postgres', schema, { timeoutMs: 500, deadlineMs: 30_000, pauseMs: 200, retried: endedAtFirstRetry(reader).retried })
+    .catch((err: Error) => err)
   await queued(other, schema)
   // A plain read queues behind the migration's lock request, until that request gives up.
   const read = other.query(`SELECT count(*) FROM "${schema}".dependencies`).then(() => 'read')
