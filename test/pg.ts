@@ -37,6 +37,8 @@ let made = 0
 /**
  * The structure of a schema as text (tables, columns, defaults, constraints, indexes, triggers,
  * functions), the schema's own name taken out, digested: two schemas the same migrations made agree.
+ * Foreign keys' internal triggers are left out: their names carry OIDs, different in each schema
+ * (the constraints themselves are in), and with them no schema but a process's first was reused.
  */
 async function structure (client: pg.Client, schema: string): Promise<string> {
   const { rows } = await client.query(`SELECT md5(string_agg(replace(x, $1 || '.', ''), E'\n' ORDER BY x)) AS digest FROM (
@@ -46,7 +48,7 @@ async function structure (client: pg.Client, schema: string): Promise<string> {
         WHERE c.relnamespace = $1::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
       UNION ALL SELECT conname || ':' || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = $1::regnamespace
       UNION ALL SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = $1::regnamespace
-      UNION ALL SELECT tgname || ':' || tg.tgrelid::regclass::text FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid WHERE c.relnamespace = $1::regnamespace
+      UNION ALL SELECT tgname || ':' || tg.tgrelid::regclass::text FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid WHERE c.relnamespace = $1::regnamespace AND NOT tg.tgisinternal
       UNION ALL SELECT p.proname || ':' || md5(p.prosrc) FROM pg_proc p WHERE p.pronamespace = $1::regnamespace) parts`, [schema])
   return String(rows[0].digest)
 }
