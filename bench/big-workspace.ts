@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks'
 import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
 import { boardPageFigures, CHROMIUM } from './board-page.js'
 import { type Answer, bareFloor, syncFloor, timedRequest } from './client.js'
+import { againstFloor, floorLine } from './loaded-floor.js'
 import { compare, type HttpRow } from './http.js'
 import { admin } from './postgres.js'
 import { adminImport, hostedImport } from './big-imports.js'
@@ -18,17 +19,27 @@ const headers = { 'x-authentication-token': BIG_TOKEN, 'content-type': 'applicat
 const REPO = 4700
 
 /**
- * GraphQL `searchIssuesByPipeline`, the first 50 cards of the fullest pipeline (about a fifth of
- * the workspace) with a label filter, at 50 connections for `seconds`: what a client showing a
- * filtered column asks for. Three lines: with nothing written (every request after the first a
- * kept answer), the first read after a write (one request at a time: the document run), and 50
- * connections while an estimate is written every 250 ms (each write makes every client miss at once).
+ * The body of issue 47's GraphQL case: `searchIssuesByPipeline`, the first 50 cards of the fullest
+ * pipeline (about a fifth of the workspace) with a label filter, asking for what a client showing a
+ * filtered column shows.
  */
-async function graphqlPage (url: string, seconds: number): Promise<string[]> {
+export function graphqlPageBody (): string {
   const fields = 'id number title state htmlUrl estimate { value } repository { ghId name } assignees { nodes { login } } labels { nodes { name color } } ' +
     `pipelineIssue(workspaceId: "${BIG_WORKSPACE}") { pipeline { id name } }`
   const query = `{ searchIssuesByPipeline(pipelineId: "big-pipeline-01", filters: { labels: { in: ["bug"] } }, first: 50) { totalCount pageInfo { hasNextPage endCursor } nodes { ${fields} } } }`
-  const body = JSON.stringify({ query })
+  return JSON.stringify({ query })
+}
+
+/**
+ * Issue 47's GraphQL page (`graphqlPageBody`) at 50 connections for `seconds`. Three lines: with
+ * nothing written (every request after the first a kept answer), in `rounds` rounds alternating
+ * with the same requests to a bare server answering the same bytes and headers (the floor); the
+ * first read after a write (one request at a time: the document run); and 50 connections while an
+ * estimate is written every 250 ms (each write makes every client miss at once).
+ */
+async function graphqlPage (server: ServerProcess, seconds: number, rounds: number): Promise<string[]> {
+  const { url } = server
+  const body = graphqlPageBody()
   const first = await fetch(`${url}/public/graphql`, { method: 'POST', headers, body })
   const json = await first.json() as { data?: { searchIssuesByPipeline: { totalCount: number, nodes: unknown[] } }, errors?: unknown[] }
   if (first.status !== 200 || json.errors !== undefined) throw new Error(`GraphQL ${first.status}: ${JSON.stringify(json).slice(0, 300)}`)
@@ -39,7 +50,8 @@ async function graphqlPage (url: string, seconds: number): Promise<string[]> {
     return `${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(1)} ms, p99 ${result.latency.p99.toFixed(1)} ms` +
       `${failed > 0 ? `; ${failed} failed` : ''}`
   }
-  const lines = [`50 connections, kept answers: ${await loaded()} (${found.nodes.length} of ${found.totalCount.toLocaleString('en')} labelled cards)`]
+  const kept = await againstFloor(`${url}/public/graphql`, server.pid, 'POST', headers, body, 50, seconds, rounds)
+  const lines = [`50 connections, kept answers (${found.nodes.length} of ${found.totalCount.toLocaleString('en')} labelled cards): ${floorLine(kept)}`]
   const estimate = async (i: number) => await call(`${url}/p1/repositories/${REPO}/issues/${1 + (i % 50)}/estimate`, 'PUT', { estimate: i % 7 })
   const afterWrite: number[] = []
   for (let i = 0; i < 60; i++) {
@@ -162,7 +174,7 @@ async function measure (label: string, server: ServerProcess, issues: number, se
   const floor = await bareFloor(last!.body, 'POST', headers, { blocking: { repo_id: REPO + 1, issue_number: 2 }, blocked: { repo_id: REPO + 1, issue_number: 3 } }, inserts.length)
   lines.push(`${label}: the same requests to a bare node:http server answering the same bytes (the floor): ${stats(floor)}`)
   lines.push(`${label}: a 4 KB write and fdatasync, the disk's least part of a durable commit, as often: ${stats(syncFloor(inserts.length))}`)
-  for (const line of await graphqlPage(server.url, seconds)) lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, ${line}`)
+  for (const line of await graphqlPage(server, seconds, rounds)) lines.push(`${label}: GraphQL searchIssuesByPipeline, first 50 with a label filter, ${line}`)
   lines.push(...await boardPage(label, server.url, issues))
   lines.push(`${label}: server RSS after these reads and writes ${rssMb(server.pid).toFixed(0)} MB, peak ${peakMb(server.pid).toFixed(0)} MB`)
   return { lines, rows }
