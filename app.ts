@@ -54,7 +54,7 @@ import { sharedCompilers } from './plugins/core/compilers.js'
 const adminPlugin = lazyPlugin<AdminPluginOptions>(async () => await import('./plugins/admin.js'))
 const boardPagePlugin = lazyPlugin<BoardPageOptions>(async () => await import('./plugins/board-page.js'))
 const chatPlugin = lazyPlugin<ChatPluginOptions>(async () => await import('./plugins/chat/index.js'))
-const graphqlPlugin = lazyPlugin<{ now?: () => number, corsConfigured?: boolean, answerCacheMb?: number, publicUrl?: string }>(async () => await import('./plugins/graphql/index.js'))
+const graphqlPlugin = lazyPlugin<{ now?: () => number, corsConfigured?: boolean, answerCacheMb?: number, publicUrl?: string, front?: ServerFront }>(async () => await import('./plugins/graphql/index.js'))
 const documentationPlugin = lazyPlugin<DocumentationOptions>(async () => await import('./plugins/core/documentation.js'))
 const integrationsPlugin = lazyPlugin(async () => await import('./plugins/integrations.js'))
 const twoWaySyncPlugin = lazyPlugin<TwoWaySyncOptions>(async () => await import('./plugins/two-way-sync.js'))
@@ -259,7 +259,16 @@ export const planningApi: FastifyPluginAsync<PlanningApiOptions> = async (fastif
     await fastify.register(boardLivePlugin)
   }
   // The hosted service's GraphQL API (docs/graphql.md): a door to the same operations.
-  if (wanted.has('issues') && wanted.has('boards')) await fastify.register(graphqlPlugin, { now: opts.clock, corsConfigured: (opts.corsOrigins?.length ?? 0) > 0, answerCacheMb: (opts.readCacheMb ?? 64) / 4, publicUrl: opts.signIn?.publicUrl })
+  if (wanted.has('issues') && wanted.has('boards')) {
+    await fastify.register(graphqlPlugin, {
+      now: opts.clock,
+      corsConfigured: (opts.corsOrigins?.length ?? 0) > 0,
+      answerCacheMb: (opts.readCacheMb ?? 64) / 4,
+      publicUrl: opts.signIn?.publicUrl,
+      // kept answers sent before routing, as the read cache's (docs/graphql.md, "Kept answers")
+      front: opts.directReads === true ? (opts as InternalOptions).front : undefined
+    })
+  }
   if (wanted.has('epics')) await fastify.register(epicsPlugin, { publicUrl: opts.signIn?.publicUrl })
   if (wanted.has('milestones')) await fastify.register(milestonesPlugin)
   if (wanted.has('dependencies')) await fastify.register(dependenciesPlugin)

@@ -87,6 +87,8 @@ export interface PlanningAuth {
    * `repoId`, all without a query; else undefined (the request then takes the usual way).
    */
   readerNow: (token: string, socket: object | null, repoId: number, version: number) => Principal | undefined
+  /** The same without a repository: who `token` belongs to, when at counter `version` it is known valid and needs no write of its last use. */
+  signedInNow: (token: string, socket: object | null, version: number) => Principal | undefined
   /**
    * The user's readable repositories, looked up once per request (one query, whatever the count);
    * callers filter with `set.has(repoId)`.
@@ -338,14 +340,17 @@ export default fp<AuthPluginOptions>(async (fastify, opts) => {
       return decide(access, repoId, level)
     },
     readerNow (token, socket, repoId, version) {
-      const known = cache.at(version)
-      const principal = known.users.get(socketDigest(socket, token))
+      const principal = auth.signedInNow(token, socket, version)
+      if (principal === undefined) return undefined
+      const access = cache.at(version).accessOf(principal.user.id, repoId)
+      return access?.repo !== undefined && access.level >= LEVELS.read ? principal : undefined
+    },
+    signedInNow (token, socket, version) {
+      const principal = cache.at(version).users.get(socketDigest(socket, token))
       if (principal === undefined || principal === null) return undefined
       const now = Date.now()
-      const { credential, user } = principal
-      if (credential.expiresMs <= now || now - credential.usedMs >= TOUCH_EVERY_MS) return undefined
-      const access = known.accessOf(user.id, repoId)
-      return access?.repo !== undefined && access.level >= LEVELS.read ? principal : undefined
+      const { credential } = principal
+      return credential.expiresMs <= now || now - credential.usedMs >= TOUCH_EVERY_MS ? undefined : principal
     },
     accessNow (request, repoId, level) {
       const current = userNow(request)

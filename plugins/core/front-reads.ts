@@ -1,12 +1,9 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http'
-import { performance } from 'node:perf_hooks'
 import { bearerOf } from './auth.js'
-import type { FrontAnswer, ServerFront } from './front.js'
+import { FrontRecord, type FrontAnswer, type ServerFront } from './front.js'
 import { INTERNAL_HEADER } from './internal-reads.js'
-import type { PlanningMetrics } from './metrics.js'
 import type { ReadCache } from './cached-answers.js'
-import { nextRequestId } from './request-ids.js'
 
 /** What a URL was last answered with through the routes. */
 interface Known {
@@ -26,8 +23,6 @@ export interface FrontReads {
 /** URLs remembered at most; past it the memory starts over. */
 const MAX_URLS = 10_000
 const MAX_URL_LENGTH = 512
-/** Log levels below info, where more than the request's two lines may be written: every read takes the routes. */
-const DETAILED_LOG_LEVELS = new Set(['debug', 'trace'])
 
 /**
  * The token of a request the direct path may answer: a GET without a query string, a body, a
@@ -54,38 +49,11 @@ function plainToken (req: IncomingMessage): string | undefined {
  */
 export function frontReads (fastify: FastifyInstance, entries: ReadCache, front: ServerFront): FrontReads {
   const known = new Map<string, Known>()
-  // Both are registered after the read cache: looked up once the app is ready.
+  // Registered after the read cache: looked up once the app is ready.
   let rateNow: FastifyInstance['planningRateLimitNow'] | null = null
-  let timed: PlanningMetrics['requestTimed'] = null
-  // The request log at info: each answer gets Fastify's two lines, with an id from the same count.
-  let log: FastifyBaseLogger | null = null
+  const record = new FrontRecord(fastify, 'a read')
 
-  const logged = (req: IncomingMessage, ip: string | undefined, ms: number): void => {
-    const line = log!.child({ reqId: nextRequestId() })
-    // What the server's `req` serializer reads: no query string here, and no proxy's address (below).
-    line.info({ req: { method: req.method, url: req.url, ip } }, 'incoming request')
-    line.info({ res: { statusCode: 200 }, responseTime: ms }, 'request completed')
-  }
-
-  /**
-   * Times and logs an answer once it is written ('finish', as Fastify does). A throw here (a
-   * failing log, say) goes no further: the answer is sent, and there is nothing left to answer.
-   */
-  const finished = (req: IncomingMessage, ip: string | undefined, route: string, started: number): void => {
-    try {
-      const ms = performance.now() - started
-      timed?.('GET', route, 200, ms / 1000)
-      if (log !== null) logged(req, ip, ms)
-    } catch (err) {
-      try {
-        fastify.log.error({ err }, 'logging a read answered before routing failed')
-      } catch {
-        // The log itself is failing: nowhere left to say so.
-      }
-    }
-  }
-
-  const answer = (req: IncomingMessage, res: ServerResponse, url: Known, token: string, version: number, started: number, ip: string | undefined): boolean => {
+  const answer = (req: IncomingMessage, res: ServerResponse, url: Known, token: string, version: number, at: ReturnType<FrontRecord['start']>): boolean => {
     const principal = fastify.planningAuth.readerNow(token, req.socket, url.repoId, version)
     if (principal === undefined) return false
     const entry = entries.get(url.key, version)
@@ -100,7 +68,7 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
       headers['x-ratelimit-used'] = rate.used
       headers['x-ratelimit-reset'] = rate.reset
     }
-    if (started !== 0) res.once('finish', () => { finished(req, ip, url.route, started) })
+    record.finishing(req, res, url.route, at)
     res.writeHead(200, headers)
     res.end(entry.body)
     return true
@@ -111,12 +79,10 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
     const token = url === undefined ? undefined : plainToken(req)
     if (token === undefined) return false
     // The log names the client's address; behind a proxy that is the routes' to work out.
-    if (log !== null && req.headers['x-forwarded-for'] !== undefined) return false
-    const started = timed === null && log === null ? 0 : performance.now()
-    // Read now: by the time the answer is logged the socket may be closed, its address gone.
-    const ip = log === null ? undefined : req.socket.remoteAddress
+    if (record.logging && req.headers['x-forwarded-for'] !== undefined) return false
+    const at = record.start(req)
     fastify.planningVersionRead().then((version) => {
-      if (!answer(req, res, url!, token, version, started, ip)) routed(req, res)
+      if (!answer(req, res, url!, token, version, at)) routed(req, res)
     }, () => { routed(req, res) }).catch((err: unknown) => {
       // Never an unhandled rejection: a request the front could not finish ends here, logged.
       fastify.log.error({ err }, 'a read answered before routing failed')
@@ -128,13 +94,10 @@ export function frontReads (fastify: FastifyInstance, entries: ReadCache, front:
 
   fastify.addHook('onReady', async () => {
     rateNow = fastify.hasDecorator('planningRateLimitNow') ? fastify.planningRateLimitNow : null
-    timed = fastify.hasDecorator('planningMetrics') ? fastify.planningMetrics.requestTimed : null
     const sharedWindows = rateNow !== null && fastify.hasDecorator('planningRedis') && fastify.planningRedis !== null
-    const level = (fastify.log as { level?: string }).level ?? 'silent'
-    log = level === 'info' ? fastify.log : null
-    if (!sharedWindows && !DETAILED_LOG_LEVELS.has(level)) front.answer = direct
+    if (record.ready() && !sharedWindows) front.use(direct)
   })
-  fastify.addHook('preClose', async () => { front.answer = undefined })
+  fastify.addHook('preClose', async () => { front.drop(direct) })
 
   return {
     remember (request, repoId, key, headers) {

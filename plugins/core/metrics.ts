@@ -79,6 +79,7 @@ const metrics: FastifyPluginAsyncTypebox<MetricsOptions> = async (fastify, opts)
   const graphqlCache = { stats: (): ReadCacheStats | undefined => undefined }
   countedElsewhere(registry, 'planning_graphql_cache_hits_total', 'GraphQL reads answered from kept bytes', () => graphqlCache.stats()?.hits)
   countedElsewhere(registry, 'planning_graphql_cache_misses_total', 'GraphQL requests that ran their document', () => graphqlCache.stats()?.misses)
+  countedElsewhere(registry, 'planning_graphql_cache_before_routing_total', 'Of the GraphQL hits, those answered before routing', () => graphqlCache.stats()?.beforeRouting)
   countedElsewhere(registry, 'planning_read_cache_hits_total', 'Board and issue-data reads answered from kept bytes', () => readCache.stats()?.hits)
   countedElsewhere(registry, 'planning_read_cache_misses_total', 'Board and issue-data reads that built their answer', () => readCache.stats()?.misses)
   countedElsewhere(registry, 'planning_read_cache_before_routing_total', 'Of the hits, those answered before routing', () => readCache.stats()?.beforeRouting)

@@ -52,20 +52,21 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
 
   return {
     stats: entries.stats,
+    /** The key kept answers are found under. */
+    keyOf,
     /** The version to build at and the key; sends the kept (or just made) answer and returns undefined when there is one. */
-    async lookup (request: FastifyRequest, reply: FastifyReply, key: AnswerKey): Promise<Miss | undefined> {
+    async lookup (request: FastifyRequest, reply: FastifyReply, userId: number, hashed: string): Promise<Miss | undefined> {
       const version = fastify.planningVersionNow(request) ?? await fastify.planningVersion(request)
-      const hashed = keyOf(key)
       const entry = entries.get(hashed, version)
-      if (entry !== undefined && await current(key.userId, entry)) {
-        await send(request, reply, key.userId, entry)
+      if (entry !== undefined && await current(userId, entry)) {
+        await send(request, reply, userId, entry)
         return undefined
       }
       const ahead = running.get(hashed)
       if (ahead !== undefined && ahead.version === version) {
         const shared = await ahead.answer
-        if (shared !== undefined && await current(key.userId, shared)) {
-          await send(request, reply, key.userId, shared)
+        if (shared !== undefined && await current(userId, shared)) {
+          await send(request, reply, userId, shared)
           return undefined
         }
         // not keepable (an error, the clock) or favorites changed since: every request runs it itself
@@ -78,6 +79,16 @@ export function graphqlAnswers (fastify: FastifyInstance, megabytes: number, onV
       const run: Running = { version, answer, settle }
       if (ahead === undefined || ahead.version < version) running.set(hashed, run)
       return { version, key: hashed, running: run }
+    },
+    /** The kept bytes under `hashed` when they hold at `version` and sending them takes nothing more (no workspace view to record, no favorites to compare). */
+    plainNow (hashed: string, version: number): Buffer | undefined {
+      const entry = entries.get(hashed, version)
+      return entry === undefined || entry.viewed !== undefined || entry.favorites !== undefined ? undefined : entry.body
+    },
+    /** Counts an answer `plainNow` gave, sent before routing. */
+    answeredBeforeRouting (): void {
+      entries.stats.hits++
+      entries.stats.beforeRouting++
     },
     keep (at: Miss, body: string, viewed?: readonly string[], favorites?: string): void {
       const bytes = Buffer.from(body)

@@ -14,6 +14,8 @@ import { graphqlAnswers, type Miss } from './answer-cache.js'
 import type { GraphContext } from './context.js'
 import { documentErrors, formatResult } from './errors.js'
 import { explorerRoutes, isExplorerRoute } from './explorer.js'
+import { graphqlFront } from './front-answers.js'
+import type { ServerFront } from '../core/front.js'
 import { clientFieldLoaders, clientFieldResolvers, clientQueryResolvers } from './resolvers/client-fields.js'
 import { aliasLimit, complexityLimit, MAX_DEPTH, mutationLimit } from './limits.js'
 import { loaders, queryResolvers, typeResolvers } from './resolvers/reads.js'
@@ -57,7 +59,16 @@ interface BodyType { query: string, variables?: Record<string, unknown> | null, 
  * and rate limit of the REST API. Resolvers read through db/graph-reads.ts and write through the
  * same operations as the REST handlers.
  */
-async function graphql (fastify: FastifyInstance, opts: { now?: () => number, corsConfigured?: boolean, answerCacheMb?: number, publicUrl?: string }) {
+interface GraphqlOptions {
+  now?: () => number
+  corsConfigured?: boolean
+  answerCacheMb?: number
+  publicUrl?: string
+  /** the standalone server's front: kept answers are then sent before routing (front-answers.ts) */
+  front?: ServerFront
+}
+
+async function graphql (fastify: FastifyInstance, opts: GraphqlOptions) {
   const reads = createGraphReads(fastify.planningStore.db)
   const clock = opts.now ?? Date.now
   // A kept answer that opened workspaces records them as viewed again (db/workspace-views.ts bounds the writes).
@@ -139,8 +150,12 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
     const user = request.planningUser!
     // Links (zenhubUrl, a local issue's htmlUrl) are made on PUBLIC_URL, else on the request's own address: part of the key.
     const origin = absoluteUrl(request, opts.publicUrl, '')
-    const kept = await answers.lookup(request, reply, { userId: user.id, scope: request.planningCredential?.scope ?? '', query, variables, operationName, origin })
+    const key = answers.keyOf({ userId: user.id, scope: request.planningCredential?.scope ?? '', query, variables, operationName, origin })
+    // A kept answer is sent within lookup: the front's note goes first, and is taken back on a miss.
+    early?.kept(request, key)
+    const kept = await answers.lookup(request, reply, user.id, key)
     if (kept === undefined) return reply
+    early?.kept(request, undefined)
     try {
       return await run(request, reply, kept)
     } finally {
@@ -167,7 +182,10 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       const result = await reply.graphql(query, context as never, variables ?? undefined, operationName ?? undefined)
       const body = JSON.stringify(formatResult(result, request))
       const keepable = context.wrote !== true && context.clockRead !== true && context.unkept !== true
-      if (result.errors === undefined && keepable) answers.keep(kept, body, context.viewed, context.favorites)
+      if (result.errors === undefined && keepable) {
+        answers.keep(kept, body, context.viewed, context.favorites)
+        early?.kept(request, kept.key)
+      }
       return await reply.status(200).type('application/json; charset=utf-8').send(body)
     } catch (err) {
       const errors = (err as { errors?: Error[] }).errors
@@ -175,6 +193,8 @@ async function graphql (fastify: FastifyInstance, opts: { now?: () => number, co
       throw err
     }
   }
+  // Registered after the door's other hooks: its onSend sees their headers.
+  const early = opts.front === undefined ? undefined : graphqlFront(fastify, answers, opts.front)
   explorerRoutes(fastify)
   const schema = { hide: true, body: Body }
   fastify.post('/public/graphql', { schema }, handler)
