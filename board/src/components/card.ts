@@ -66,10 +66,8 @@ export function Card (props: CardProps) {
       aria-label=${cardName(card, props.showRepo ? name : undefined, relations, props.epicName)}
       aria-posinset=${props.index + 1} aria-setsize=${props.count} style=${{ top: `${props.top}px` }} onFocus=${(e: FocusEvent) => { if (e.target === ref.current) props.onFocus() }}>
     ${editable && html`<span class="grip" aria-hidden="true" title="Drag to move">⠿</span>`}
-    <div class="line">
-      ${card.html_url === null ? html`<span class="number">#${card.number}</span>` : html`<a href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>`}
-      <span class="title">${card.title}</span>
-    </div>
+    ${card.html_url === null ? html`<span class="number">#${card.number}</span>` : html`<a class="number" href=${card.html_url} target="_blank" rel="noopener" tabindex="-1">#${card.number}</a>`}
+    <span class="title">${card.title}</span>
     <div class="meta" ref=${meta}>
       ${repoText !== undefined && html`<span class="repo" style=${{ '--hue': String(repoHue(props.repo, card.repo)) }}>${repoText}</span>`}
       ${props.editing && editable
