@@ -231,3 +231,39 @@ t.test('with the request log at debug, every request takes the routes', async (t
   for (let i = 0; i < 3; i++) t.equal((await post(VIEWER)).status, 200)
   t.equal(await beforeRouting(app), 0)
 })
+
+// A body the front would read but that never comes: the answer, if any, within the wait.
+async function partialPost (port: number, token: string, waitMs: number): Promise<{ firstMs: number, status: string }> {
+  const socket = connect(port, '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  const started = Date.now()
+  let text = ''
+  let firstMs = -1
+  socket.on('data', (d: Buffer) => { if (firstMs < 0) firstMs = Date.now() - started; text += String(d) })
+  socket.on('error', () => {})
+  socket.write('POST /public/graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+    `X-Authentication-Token: ${token}\r\nContent-Length: ${Buffer.byteLength(VIEWER)}\r\n\r\n${VIEWER.slice(0, 5)}`)
+  await new Promise((resolve) => setTimeout(resolve, waitMs))
+  socket.destroy()
+  return { firstMs, status: text.slice(9, 12) }
+}
+
+t.test('the front reads a body only for a valid token whose viewer it knows and whose window has room: a refusal comes at once', async (t) => {
+  const limits = { requestTimeoutMs: 3000, headersTimeoutMs: 1000 }
+  const app = await build(t, { metricsToken: METRICS_TOKEN, rateLimit: { max: 3, timeWindow: 60_000 }, limits })
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = Number(new URL(origin).port)
+  const post = poster(origin)
+  const bad = await partialPost(port, 'not-a-token', 800)
+  t.equal(bad.status, '401', 'an unknown token: the routes\' 401')
+  t.ok(bad.firstMs >= 0 && bad.firstMs < 800, `at once, not at the request timeout (${bad.firstMs} ms)`)
+  t.equal((await post(VIEWER)).status, 200)
+  t.equal((await post(VIEWER)).status, 200)
+  t.equal((await post(VIEWER)).status, 200)
+  t.ok(await beforeRouting(app) >= 1, 'the viewer has answers the front knows')
+  const over = await partialPost(port, TOKENS.alice, 800)
+  t.equal(over.status, '200', 'past the limit: the routes\' refusal in GraphQL\'s shape')
+  t.ok(over.firstMs >= 0 && over.firstMs < 800, `at once (${over.firstMs} ms)`)
+  const other = await partialPost(port, TOKENS.bob, 800)
+  t.equal(other.firstMs, -1, 'a viewer the front knows nothing of: the routes wait for the body, as without a front')
+})

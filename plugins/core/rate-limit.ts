@@ -55,6 +55,12 @@ class MemoryWindows implements WindowStore {
     if (window.count > 0) window.count--
   }
 
+  /** Whether one more request would keep the key within `max` (nothing counted). */
+  within (key: string, max: number): boolean {
+    const window = this.windows.get(key)
+    return window === undefined || window.resetAt <= Date.now() || window.count < max
+  }
+
   /** Counts one request only if that keeps the key within `max`: the window, or undefined. */
   incrWithin (key: string, max: number): Window | undefined {
     const window = this.windows.get(key)
@@ -124,6 +130,8 @@ declare module 'fastify' {
      * request then takes the usual way, which counts it or refuses it).
      */
     planningRateLimitNow: (principal: Principal) => RateHeaders | undefined
+    /** Whether `planningRateLimitNow` would count one more request of the principal now (nothing counted). */
+    planningRateLimitRoom: (principal: Principal) => boolean
   }
   interface FastifyRequest {
     [counted]: { key: string, window: Window } | null
@@ -164,6 +172,7 @@ export default fp<RateLimitOptions>(async (fastify, opts) => {
     reply.header('x-ratelimit-reset', Math.ceil(window.resetAt / 1000))
   }
   const keyOf = (request: FastifyRequest, user: User | null) => user === null ? `ip:${request.ip}` : request.planningCredential?.rateKey ?? `user:${user.id}`
+  fastify.decorate('planningRateLimitRoom', (principal: Principal) => store instanceof MemoryWindows && store.within(principal.credential.rateKey, opts.max))
   fastify.decorate('planningRateLimitNow', (principal: Principal) => {
     if (!(store instanceof MemoryWindows)) return undefined
     const window = store.incrWithin(principal.credential.rateKey, opts.max)

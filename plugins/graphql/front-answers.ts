@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from 'node:http'
-import { PassThrough } from 'node:stream'
+import { PassThrough, Transform } from 'node:stream'
 import type { TLSSocket } from 'node:tls'
 import { bearerOf } from '../core/auth.js'
 import { FrontRecord, type FrontAnswer, type ServerFront } from '../core/front.js'
@@ -78,7 +78,11 @@ function plainPost (req: IncomingMessage, urls: ReadonlySet<string>): string | u
  */
 function requestKey (req: IncomingMessage, userId: number, scope: string): string {
   const secure = (req.socket as TLSSocket).encrypted === true ? 's' : ''
-  return `${userId}\0${scope}\0${secure}\0${req.headers.host ?? ''}\0${req.url!}\0${req.headers['content-type']!}`
+  return `${whoOf(userId, scope)}\0${secure}\0${req.headers.host ?? ''}\0${req.url!}\0${req.headers['content-type']!}`
+}
+
+function whoOf (userId: number, scope: string): string {
+  return `${userId}\0${scope}`
 }
 
 export interface KeptAnswers {
@@ -110,8 +114,11 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
   const urls = new Set([`${fastify.prefix}/public/graphql`, `${fastify.prefix}/public/graphql/`])
   // By the body's bytes (as a string of them), then by `requestKey`.
   const known = new Map<string, Map<string, Known>>()
+  // The viewers and scopes with something in `known`: nobody else's body is read by the front.
+  const knownWho = new Set<string>()
   let knownBytes = 0
   let rateNow: FastifyInstance['planningRateLimitNow'] | null = null
+  let roomNow: FastifyInstance['planningRateLimitRoom'] | null = null
   const record = new FrontRecord(fastify, 'a GraphQL read')
 
   const answer = (req: FrontRequest, res: ServerResponse, token: string, version: number, read: Read, at: ReturnType<FrontRecord['start']>): boolean => {
@@ -140,53 +147,89 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
     return true
   }
 
+  // A body is read only for a token signed in at the counter, whose viewer has answers the front
+  // knows and whose window has room: any other request goes to the routes unread, as soon as the
+  // counter is known, and they refuse or answer it as they would without a front.
+  const mayRead = (req: IncomingMessage, token: string, counter: number): boolean => {
+    const principal = fastify.planningAuth.signedInNow(token, req.socket, counter)
+    return principal !== undefined && knownWho.has(whoOf(principal.user.id, principal.credential.scope)) && (roomNow?.(principal) ?? true)
+  }
+
   const direct: FrontAnswer = (req: FrontRequest, res: ServerResponse, routed: RequestListener) => {
     const token = plainPost(req, urls)
     if (token === undefined) return false
     const at = record.start(req)
     const length = Number(req.headers['content-length'])
-    const version = fastify.planningVersionRead()
-    // Settled below once the body is in; never an unhandled rejection when the body never comes.
-    version.catch(() => {})
-    const chunks: Buffer[] = []
-    let size = 0
-    const onData = (chunk: Buffer) => {
-      size += chunk.length
-      chunks.push(chunk)
+    let handedOver = false
+    const route = () => {
+      if (handedOver) return
+      handedOver = true
+      routed(req, res)
     }
-    // A client that goes away mid-body gets no answer, as it would get none from the routes.
-    const onError = () => { res.destroy() }
-    req.on('data', onData)
-    req.once('error', onError)
-    req.once('end', () => {
-      req.removeListener('data', onData)
-      req.removeListener('error', onError)
-      const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
-      const read: Read = { bytes, text: bytes.toString('latin1') }
-      const replay = () => {
-        req[READ] = read
-        routed(req, res)
-      }
-      if (size !== length) {
-        replay()
+    const failed = (err: unknown) => {
+      fastify.log.error({ err }, 'a GraphQL read answered before routing failed')
+      if (res.headersSent) res.destroy()
+      else route()
+    }
+    fastify.planningVersionRead().then((counter) => {
+      if (!mayRead(req, token, counter)) {
+        route()
         return
       }
-      version.then((counter) => {
-        if (!answer(req, res, token, counter, read, at)) replay()
-      }, replay).catch((err: unknown) => {
-        fastify.log.error({ err }, 'a GraphQL read answered before routing failed')
-        if (res.headersSent) res.destroy()
-        else replay()
+      const chunks: Buffer[] = []
+      let size = 0
+      const onData = (chunk: Buffer) => {
+        size += chunk.length
+        chunks.push(chunk)
+      }
+      // A client that goes away mid-body gets no answer, as it would get none from the routes.
+      const onError = () => { res.destroy() }
+      req.on('data', onData)
+      req.once('error', onError)
+      req.once('end', () => {
+        req.removeListener('data', onData)
+        req.removeListener('error', onError)
+        const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)
+        req[READ] = { bytes, text: bytes.toString('latin1') }
+        try {
+          if (size !== length || !answer(req, res, token, counter, req[READ], at)) route()
+        } catch (err) {
+          failed(err)
+        }
       })
-    })
+    }, route).catch(failed)
     return true
   }
 
-  // The routes read what the front read: the same bytes, as a stream of their own.
+  // The routes read what the front read: the same bytes, as a stream of their own. A plain POST
+  // the front did not read (its viewer had no answers the front knows) is recorded as the routes
+  // read it, after they checked its token and counted it, so that its answer can be remembered.
   fastify.addHook('preParsing', (request, _reply, payload, done) => {
-    const read = (request.raw as FrontRequest)[READ]
+    const raw = request.raw as FrontRequest
+    const read = raw[READ]
     if (read === undefined) {
-      done(null, payload)
+      if (request.planningUser === null || plainPost(raw, urls) === undefined) {
+        done(null, payload)
+        return
+      }
+      const chunks: Buffer[] = []
+      let size = 0
+      const recording = new Transform({
+        transform (chunk: Buffer, _encoding, next) {
+          size += chunk.length
+          if (size <= MAX_BODY) chunks.push(chunk)
+          next(null, chunk)
+        },
+        flush (next) {
+          if (size <= MAX_BODY) {
+            const bytes = Buffer.concat(chunks, size)
+            raw[READ] = { bytes, text: bytes.toString('latin1') }
+          }
+          next()
+        }
+      })
+      payload.once('error', (err) => { recording.destroy(err) })
+      done(null, payload.pipe(recording))
       return
     }
     const replayed = new PassThrough()
@@ -202,11 +245,14 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
     if (key !== undefined && read !== undefined && user !== null && credential !== null && reply.statusCode === 200 && !reply.hasHeader('set-cookie') &&
       credential.kind !== 'session' && plainPost(request.raw, urls) !== undefined) {
       const who = requestKey(request.raw, user.id, credential.scope)
+      knownWho.add(whoOf(user.id, credential.scope))
       let byWho = known.get(read.text)
       if (byWho?.has(who) !== true) {
         const cost = () => (byWho === undefined ? read.text.length : 0) + who.length + KNOWN_OVERHEAD
         if (knownBytes + cost() > MAX_KNOWN_BYTES) {
           known.clear()
+          knownWho.clear()
+          knownWho.add(whoOf(user.id, credential.scope))
           knownBytes = 0
           byWho = undefined
         }
@@ -219,6 +265,7 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
   })
   fastify.addHook('onReady', async () => {
     rateNow = fastify.hasDecorator('planningRateLimitNow') ? fastify.planningRateLimitNow : null
+    roomNow = fastify.hasDecorator('planningRateLimitRoom') ? fastify.planningRateLimitRoom : null
     const sharedWindows = rateNow !== null && fastify.hasDecorator('planningRedis') && fastify.planningRedis !== null
     if (record.ready() && !sharedWindows) front.use(direct)
   })
