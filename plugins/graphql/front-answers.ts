@@ -119,6 +119,8 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
   let knownBytes = 0
   let rateNow: FastifyInstance['planningRateLimitNow'] | null = null
   let roomNow: FastifyInstance['planningRateLimitRoom'] | null = null
+  // Whether the front answers (not at debug or trace, nor with the windows in Redis): else nothing is recorded or remembered.
+  let answering = false
   const record = new FrontRecord(fastify, 'a GraphQL read')
 
   const answer = (req: FrontRequest, res: ServerResponse, token: string, version: number, read: Read, at: ReturnType<FrontRecord['start']>): boolean => {
@@ -208,7 +210,7 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
     const raw = request.raw as FrontRequest
     const read = raw[READ]
     if (read === undefined) {
-      if (request.planningUser === null || plainPost(raw, urls) === undefined) {
+      if (!answering || request.planningUser === null || plainPost(raw, urls) === undefined) {
         done(null, payload)
         return
       }
@@ -242,7 +244,7 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
     const read = (request.raw as FrontRequest)[READ]
     const user = request.planningUser
     const credential = request.planningCredential
-    if (key !== undefined && read !== undefined && user !== null && credential !== null && reply.statusCode === 200 && !reply.hasHeader('set-cookie') &&
+    if (answering && key !== undefined && read !== undefined && user !== null && credential !== null && reply.statusCode === 200 && !reply.hasHeader('set-cookie') &&
       credential.kind !== 'session' && plainPost(request.raw, urls) !== undefined) {
       const who = requestKey(request.raw, user.id, credential.scope)
       knownWho.add(whoOf(user.id, credential.scope))
@@ -267,9 +269,13 @@ export function graphqlFront (fastify: FastifyInstance, answers: KeptAnswers, fr
     rateNow = fastify.hasDecorator('planningRateLimitNow') ? fastify.planningRateLimitNow : null
     roomNow = fastify.hasDecorator('planningRateLimitRoom') ? fastify.planningRateLimitRoom : null
     const sharedWindows = rateNow !== null && fastify.hasDecorator('planningRedis') && fastify.planningRedis !== null
-    if (record.ready() && !sharedWindows) front.use(direct)
+    answering = record.ready() && !sharedWindows
+    if (answering) front.use(direct)
   })
-  fastify.addHook('preClose', async () => { front.drop(direct) })
+  fastify.addHook('preClose', async () => {
+    answering = false
+    front.drop(direct)
+  })
 
   return {
     kept (request, key) {
