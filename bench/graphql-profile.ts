@@ -9,7 +9,7 @@ import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
 /**
  * Issue 47's GraphQL document run, in one process: the case's `searchIssuesByPipeline` (first 50
  * of the fullest pipeline, a label filter) after an estimate write, N times (10 more not counted),
- * with every statement PostgreSQL is sent timed (statements, sequential waves, time with one in
+ * with every statement timed (as PostgreSQL is sent it, or as SQLite runs it) (statements, sequential waves, time with one in
  * flight) and the process's CPU time per run. Not part of `npm run bench`:
  *
  *   npx tsx bench/graphql-profile.ts <schema> [analyze]
@@ -52,6 +52,24 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   }
   return out
 } as typeof send
+
+// On SQLite every statement runs synchronously in the request: time each one the same way.
+if (sqliteFile !== undefined) {
+  const Database = (await import('better-sqlite3')).default
+  const prepare = Database.prototype.prepare
+  Database.prototype.prepare = function (this: InstanceType<typeof Database>, source: string) {
+    const stmt = prepare.call(this, source)
+    for (const name of ['all', 'get', 'run'] as const) {
+      const original = stmt[name] as (...a: unknown[]) => unknown
+      ;(stmt as unknown as Record<string, unknown>)[name] = (...a: unknown[]) => {
+        if (!recording) return original.apply(stmt, a)
+        const entry = { text: source, start: performance.now(), end: 0 }
+        try { return original.apply(stmt, a) } finally { entry.end = performance.now(); sent.push(entry) }
+      }
+    }
+    return stmt
+  } as typeof prepare
+}
 
 const started = performance.now()
 const options: BuildOptions = {

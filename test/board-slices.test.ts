@@ -13,8 +13,8 @@ import { TEST_DATABASE_URL, testSchema } from './pg.js'
 
 /**
  * Two instances on one database: `a` writes and reads, keeping its boards in memory and patching
- * them (db/board-model.ts); `b` notes none of `a`'s writes, so every read of its own is a fresh
- * build of the whole board. `sql` changes rows behind both, moving no counter.
+ * them (db/board-model.ts); `b` knows nothing of `a`'s writes (on PostgreSQL it does not watch the
+ * counter), so every read of its own is a fresh build of the whole board. `sql` changes rows behind both, moving no counter.
  */
 async function twoInstances (t: Test): Promise<{ a: App, b: App, sql: (text: string) => Promise<Array<Record<string, unknown>>> }> {
   if (TEST_DATABASE_URL !== undefined) {
@@ -26,7 +26,8 @@ async function twoInstances (t: Test): Promise<{ a: App, b: App, sql: (text: str
     })
     const options = { databaseUrl: TEST_DATABASE_URL, databaseSchema: schema, databasePoolMax: 4 }
     const a = await build(t, { ...options, metricsToken: METRICS_TOKEN })
-    const b = await build(t, { ...options, fixture: null })
+    // Not watching the counter: it would hear what `a`'s writes reached and patch its boards too.
+    const b = await build(t, { ...options, fixture: null, databaseWatch: false })
     await client.connect()
     return { a, b, sql: async (text) => (await client.query(text)).rows }
   }

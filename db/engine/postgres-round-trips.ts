@@ -121,7 +121,12 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     if (values.length === 0 && (wasHeld || wasCommitted) && (text === 'commit' || text === 'rollback')) {
       return Promise.resolve(answered(text.toUpperCase()))
     }
-    if (COMMITTING.has(text) && values.length === 0) return commits(text, wasHeld)
+    // A committing statement's one value (what the write reached) goes as a literal in the simple query.
+    if (COMMITTING.has(text) && values.length === 1) {
+      const literal = literalOf(client, values[0])
+      if (literal === undefined) return Promise.reject(new Error('a committing statement takes one text or null'))
+      return commits(text.replace('$1', literal), wasHeld)
+    }
     const key = values[0]
     if (wasHeld && (text === LOCK_STATEMENT || text === LOCK_BEFORE_NEXT_STATEMENT || text === LOCK_BEFORE_LAST_STATEMENT) && typeof key === 'string' && LOCK_KEY.test(key)) {
       if (text !== LOCK_STATEMENT) {

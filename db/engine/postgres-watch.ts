@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { clientConfig, type PostgresOptions } from './postgres.js'
-import type { CommitFence } from './transaction.js'
+import { parseReach, type CommitFence } from './transaction.js'
 
 export interface WatchTimings {
   /** how often the instance renews its place on the list and confirms it hears every change */
@@ -24,6 +24,9 @@ export interface WatchStats {
   /** writes that stopped waiting for an instance at fenceMs */
   fenceTimeouts: number
 }
+
+/** Told what another write reached, heard just before its version (see `writeTransaction`). */
+export type ReachListener = (version: number, repositories: readonly number[], boardRows: readonly number[] | undefined) => void
 
 export interface CounterWatch extends CommitFence {
   /** A value of the counter read by a query: what was heard is at least that. */
@@ -82,7 +85,7 @@ const LEAVE = `WITH gone AS (DELETE FROM counter_listeners WHERE id = $1 RETURNI
  * Anything amiss (connection lost, PostgreSQL slow, taken off the list) ends the trust, and reads
  * ask PostgreSQL again until it is back.
  */
-export function counterWatch (options: PostgresOptions, timings: Partial<WatchTimings> = {}): CounterWatch {
+export function counterWatch (options: PostgresOptions, timings: Partial<WatchTimings> = {}, reached?: ReachListener): CounterWatch {
   const t = { ...DEFAULTS, ...timings }
   if (!(t.trustMs < t.fenceMs && t.fenceMs < t.lapseMs && t.heartbeatMs < t.trustMs)) {
     throw new Error('the watch needs heartbeatMs < trustMs < fenceMs < lapseMs')
@@ -101,7 +104,7 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
   const ownCommits = new Set<number>()
   let trustUntil = 0
   let client: pg.Client | undefined
-  let session = { pid: 0, relid: '', counter: '', acks: '' }
+  let session = { pid: 0, relid: '', counter: '', acks: '', reach: '' }
   let closed = false
   let beating = false
   let heartbeat: NodeJS.Timeout | undefined
@@ -152,6 +155,12 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
   }
   const heard = (message: pg.Notification): void => {
     const payload = message.payload ?? ''
+    // Sent by the trigger just before the version it names: told before that version is heard or acknowledged.
+    if (message.channel === session.reach) {
+      const heardReach = parseReach(payload)
+      if (heardReach !== undefined) reached?.(heardReach.version, heardReach.repositories, heardReach.boardRows)
+      return
+    }
     if (message.channel === session.counter) {
       if (!/^\d{1,15}$/.test(payload)) return
       const seen = Number(payload)
@@ -234,8 +243,8 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
       await c.connect()
       const { rows } = await c.query<{ relid: string, pid: number }>("SELECT 'change_counter'::regclass::oid::text AS relid, pg_backend_pid() AS pid")
       const { relid, pid } = rows[0]
-      session = { pid, relid, counter: `planning_counter_${relid}`, acks: `planning_acks_${relid}` }
-      await c.query(`LISTEN ${session.counter}; LISTEN ${session.acks}`)
+      session = { pid, relid, counter: `planning_counter_${relid}`, acks: `planning_acks_${relid}`, reach: `planning_reach_${relid}` }
+      await c.query(`LISTEN ${session.reach}; LISTEN ${session.counter}; LISTEN ${session.acks}`)
       if (closed) throw new Error('closed')
       client = c
       installed = true

@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import { engineOf } from './engine.js'
 import { prepared } from './prepared.js'
 import type { Executor } from '../schema.js'
@@ -14,11 +14,39 @@ const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_e
  * instances watch the counter (their list is in its row) and stamps the issue events the
  * transaction wrote.
  */
-const BUMP_AND_COMMIT = 'UPDATE change_counter SET value = value + 1 WHERE id = 1 RETURNING value, listeners; COMMIT'
-const BUMP_STAMP_AND_COMMIT = 'WITH bumped AS (UPDATE change_counter SET value = value + 1 WHERE id = 1 RETURNING value, listeners), ' +
+// `$1`: what the write reached (`reachText`), written as a literal where the statement goes as one
+// simple query (db/engine/postgres-round-trips.ts); the counter's trigger sends it to the other
+// instances when it is prefixed with the value this bump leaves.
+const SET_REACH = "reach = (value + 1)::text || ' ' || $1::text"
+const BUMP_AND_COMMIT = `UPDATE change_counter SET value = value + 1, ${SET_REACH} WHERE id = 1 RETURNING value, listeners; COMMIT`
+const BUMP_STAMP_AND_COMMIT = `WITH bumped AS (UPDATE change_counter SET value = value + 1, ${SET_REACH} WHERE id = 1 RETURNING value, listeners), ` +
   'stamped AS (UPDATE issue_events SET version = (SELECT value FROM bumped) WHERE version IS NULL) SELECT value, listeners FROM bumped; COMMIT'
-/** The statements that commit the transaction they end (db/engine/postgres-round-trips.ts sends them as one simple query). */
+/** The statements that commit the transaction they end (db/engine/postgres-round-trips.ts sends them as one simple query, `$1` a literal). */
 export const COMMITTING_STATEMENTS: readonly string[] = [BUMP_AND_COMMIT, BUMP_STAMP_AND_COMMIT]
+
+/** The longest reach sent to other instances (a notification's payload is under 8,000 bytes): a longer one is not sent. */
+const MAX_REACH_TEXT = 7000
+
+/**
+ * A write's reach as other instances read it (`parseReach`): its repositories, a bar, then the
+ * issues whose board rows it changed or `*` when it did not say; null when it may have changed
+ * anything or the text would be too long to send.
+ */
+export function reachText (repositories: readonly number[] | undefined, boardRows: readonly number[] | undefined): string | null {
+  if (repositories === undefined) return null
+  const ids = (list: readonly number[]) => [...new Set(list)].filter((n) => Number.isSafeInteger(n) && n >= 0).join(',')
+  const text = `${ids(repositories)}|${boardRows === undefined ? '*' : ids(boardRows)}`
+  return text.length <= MAX_REACH_TEXT ? text : null
+}
+
+const REACH = /^(\d{1,15}) ((?:\d{1,15}(?:,\d{1,15})*)?)\|(\*|(?:\d{1,15}(?:,\d{1,15})*)?)$/
+/** A reach heard from another instance: the version it left, its repositories and board rows (undefined: not said); undefined when malformed. */
+export function parseReach (payload: string): { version: number, repositories: number[], boardRows: number[] | undefined } | undefined {
+  const match = payload.length <= 8000 ? REACH.exec(payload) : null
+  if (match === null) return undefined
+  const list = (text: string) => text === '' ? [] : text.split(',').map(Number)
+  return { version: Number(match[1]), repositories: list(match[2]), boardRows: match[3] === '*' ? undefined : list(match[3]) }
+}
 
 /** What to do once a transaction has committed (tell the webhook worker, say), by transaction. */
 const commitHooks = new WeakMap<object, Array<(version: number) => void>>()
@@ -148,10 +176,15 @@ export async function writeTransaction<T> (
   let version = -1
   let listeners: readonly string[] = []
   const reach: Reach | undefined = repositories === undefined ? undefined : { repositories: [], boardRows: [] }
+  // What the write reached, once `fn` and its parts have said: undefined, anything (or rows not said).
+  let confined: number[] | undefined
+  let rows: number[] | undefined
   const value = await db.transaction().execute(async (trx) => {
     committed = trx
     if (reach !== undefined) reaches.set(trx, reach)
     const result = await fn(trx)
+    confined = reach?.repositories === undefined ? undefined : [...new Set([...repositories!, ...reach.repositories])]
+    rows = confined === undefined || boardRows === undefined || reach?.boardRows === undefined ? undefined : [...boardRows, ...reach.boardRows]
     // Last, so the counter's row is locked only for the moment before the commit; the value it
     // takes orders this write's events after every event already committed.
     if (engineOf(trx) === 'postgres') {
@@ -163,22 +196,18 @@ export async function writeTransaction<T> (
         return result
       }
       const committing = wroteEvents.has(trx) ? BUMP_STAMP_AND_COMMIT : BUMP_AND_COMMIT
-      const { rows } = await sql<{ value: number, listeners: string[] }>`${sql.raw(committing)}`.execute(trx)
+      const { rows: bumpedRows } = await trx.executeQuery<{ value: number, listeners: string[] }>(CompiledQuery.raw(committing, [reachText(confined, rows)]))
       // Committed by now: nothing may throw after this (-1, not known, if the counter's row were gone).
-      version = Number(rows[0]?.value ?? -1)
-      listeners = rows[0]?.listeners ?? []
+      version = Number(bumpedRows[0]?.value ?? -1)
+      listeners = bumpedRows[0]?.listeners ?? []
       return result
     }
-    const { rows } = await bump(trx, {})
-    version = Number(rows[0].value)
+    const { rows: bumpedRows } = await bump(trx, {})
+    version = Number(bumpedRows[0].value)
     if (wroteEvents.has(trx)) await stamp(trx, { version })
     return result
   })
-  if (version >= 0) {
-    const confined = reach?.repositories === undefined ? undefined : [...new Set([...repositories!, ...reach.repositories])]
-    const rows = confined === undefined || boardRows === undefined || reach?.boardRows === undefined ? undefined : [...boardRows, ...reach.boardRows]
-    commitListeners.get(db)?.(version, confined, rows)
-  }
+  if (version >= 0) commitListeners.get(db)?.(version, confined, rows)
   // Hooks after the fence: what they set off (a webhook, say) may read through any instance.
   await fence?.wait(version, listeners)
   for (const hook of commitHooks.get(committed!) ?? []) hook(version)

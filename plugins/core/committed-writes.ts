@@ -7,9 +7,10 @@ interface Noted { repositories: readonly number[] | null, boardRows: readonly nu
 const ANYTHING: Noted = { repositories: null, boardRows: null }
 
 /**
- * The writes this process committed, by the counter value each left, with the repositories each
- * was confined to (null: anything). A version not here was written elsewhere (another instance,
- * the admin CLI) or not yet noted, and may have changed anything.
+ * The writes this process committed, and those other instances said they made (heard on
+ * PostgreSQL with their versions), by the counter value each left, with the repositories each was
+ * confined to (null: anything). A version not here was written where nobody said (the admin CLI,
+ * an older instance) or not yet noted, and may have changed anything.
  */
 export class CommittedWrites {
   private readonly writes = new Map<number, Noted>()
@@ -17,6 +18,11 @@ export class CommittedWrites {
   note (version: number, repositories: readonly number[] | undefined, boardRows?: readonly number[]): void {
     this.writes.set(version, repositories === undefined ? ANYTHING : { repositories, boardRows: boardRows ?? null })
     if (this.writes.size > REMEMBERED) this.writes.delete(this.writes.keys().next().value!)
+  }
+
+  /** What another instance's write at `version` said it reached; what this process noted of its own is kept. */
+  heard (version: number, repositories: readonly number[], boardRows: readonly number[] | undefined): void {
+    if (!this.writes.has(version)) this.note(version, repositories, boardRows)
   }
 
   /** Whether every write after `from` up to `to` is known here and was confined to some repositories. */

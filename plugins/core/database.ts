@@ -135,7 +135,9 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const counter = postgres === undefined ? undefined : counterConnection(postgres)
   const watch = postgres === undefined || opts.databaseWatch === false
     ? undefined
-    : counterWatch(postgres, typeof opts.databaseWatch === 'object' ? opts.databaseWatch : {})
+    : counterWatch(postgres, typeof opts.databaseWatch === 'object' ? opts.databaseWatch : {}, (committed, repositories, boardRows) => {
+      writes.heard(committed, repositories, boardRows)
+    })
   // A value read by a query is one the watch may take too: no later read answers from an older one.
   const queried = watch === undefined
     ? counter?.read

@@ -30,6 +30,7 @@ import { zenhubEpicMetaMigration } from './zenhub-epic-meta.js'
 import { workspaceUserMigration } from './workspace-user.js'
 import { pipelinePagesMigration } from './pipeline-pages.js'
 import { dependenciesBlockingMigration } from './dependencies-blocking.js'
+import { writeReachMigration } from './write-reach.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -68,7 +69,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '031-workspace-user': workspaceUserMigration(engine),
     '032-issue-creator': issueCreatorMigration(engine),
     '033-pipeline-pages': pipelinePagesMigration(),
-    '034-dependencies-blocking': dependenciesBlockingMigration()
+    '034-dependencies-blocking': dependenciesBlockingMigration(),
+    '035-write-reach': writeReachMigration(engine)
   }
 }
 
