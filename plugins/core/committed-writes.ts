@@ -20,9 +20,14 @@ export class CommittedWrites {
     if (this.writes.size > REMEMBERED) this.writes.delete(this.writes.keys().next().value!)
   }
 
-  /** What another instance's write at `version` said it reached; what this process noted of its own is kept. */
+  /**
+   * What the write at `version` said it reached, heard from the counter's trigger (another
+   * instance's, or this one's own write heard back: the same). It replaces what was noted for that
+   * value before, which after the counter was set back (a restore) was another write.
+   */
   heard (version: number, repositories: readonly number[], boardRows: readonly number[] | undefined): void {
-    if (!this.writes.has(version)) this.note(version, repositories, boardRows)
+    this.writes.delete(version)
+    this.note(version, repositories, boardRows)
   }
 
   /** Whether every write after `from` up to `to` is known here and was confined to some repositories. */
