@@ -141,7 +141,8 @@ async function movesSideBySide (bigUrl: string, issuesPerRepo: number, smallUrl:
 }
 
 /** The reads and writes measured on a started big workspace. */
-async function measure (label: string, server: ServerProcess, issues: number, seconds: number, rounds: number): Promise<{ lines: string[], rows: HttpRow[] }> {
+async function measure (label: string, server: ServerProcess, issues: number, seconds: number, rounds: number,
+  secondInstance?: () => Promise<ServerProcess>): Promise<{ lines: string[], rows: HttpRow[] }> {
   const lines: string[] = []
   const board = `/p1/repositories/${REPO}/board`
   const rows = [await compare(`${label}, big workspace: GET board of a ${(issues / 10).toLocaleString('en')}-issue repository, cached`, [server.url], board, seconds, rounds)]
@@ -161,6 +162,21 @@ async function measure (label: string, server: ServerProcess, issues: number, se
     afterOther.push(await call(`${server.url}${board}`, 'GET'))
   }
   lines.push(`${label}: GET the same board, first read after a write to another repository: ${stats(afterOther)} (100 writes)`)
+  if (secondInstance !== undefined) {
+    // Two instances on one database: each write on the first, then the board read on the second (which hears what the write reached).
+    const second = await secondInstance()
+    try {
+      await call(`${second.url}${board}`, 'GET')
+      const onSecond: number[] = []
+      for (let i = 0; i < 100; i++) {
+        await call(`${server.url}/p1/repositories/${REPO}/issues/${1 + (i % 50)}/estimate`, 'PUT', { estimate: (i + 3) % 7 })
+        onSecond.push(await call(`${second.url}${board}`, 'GET'))
+      }
+      lines.push(`${label}: GET the same board on a second instance, first read after a write on the first: ${stats(onSecond)} (100 writes)`)
+    } finally {
+      await second.stop()
+    }
+  }
   // Dependencies from a lower to a higher number of repository 4701: every stored edge runs that way too, so none closes a cycle.
   const inserts: number[] = []
   const pairs = Math.floor((issues / 10 - 1) / 2)
@@ -184,7 +200,8 @@ async function measure (label: string, server: ServerProcess, issues: number, se
  * Issue 47's big workspace (`BENCH_BIG_ISSUES`, default 50,000) on SQLite and, when `postgresUrl`
  * answers, PostgreSQL: loading it from SEED_FILE, restarting to ready, loading it through the admin
  * import and a hosted import (bench/big-imports.ts), the cached 5,000-issue
- * board against bare node:http, the first read after a write, moves at 50,000 vs 100 issues,
+ * board against bare node:http, the first read after a write (on PostgreSQL also on a second
+ * instance, after a write on the first), moves at 50,000 vs 100 issues,
  * dependency inserts over HTTP, a GraphQL page with a label filter, the board page in Chromium
  * (sign-in, scrolling, filtering: bench/board-page.ts), and the server's memory.
  */
@@ -220,7 +237,8 @@ export async function benchBigWorkspace (seconds: number, rounds: number, postgr
         const { server, seconds: start } = await timedStart(options)
         lines.push(`${engine.label}: start with it stored, to ready: ${start.toFixed(1)} s`)
         try {
-          const measured = await measure(engine.label, server, issues, seconds, rounds)
+          const second = engine.label === 'PostgreSQL' ? async () => (await timedStart(options)).server : undefined
+          const measured = await measure(engine.label, server, issues, seconds, rounds, second)
           lines.push(...measured.lines)
           rows.push(...measured.rows)
           const smallOptions = await engine.options()
