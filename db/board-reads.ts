@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { ClosedIssue } from '../schemas/board-reads.js'
 import type { Repository } from './repositories.js'
 import type { Executor } from './engine/transaction.js'
+import { CLOSED } from './closed-issues.js'
 
 export type ClosedIssueRow = Omit<Static<typeof ClosedIssue>, 'html_url'>
 
@@ -25,14 +26,14 @@ export function createBoardReads (db: Executor) {
 
     /** How many closed issues the repository holds. */
     async closedCount (repoId: number): Promise<number> {
-      const row = await db.selectFrom('issues').select((eb) => eb.fn.countAll().as('n')).where('repo_id', '=', repoId).where('state', '=', 'closed').executeTakeFirst()
+      const row = await db.selectFrom('issues').select((eb) => eb.fn.countAll().as('n')).where('repo_id', '=', repoId).where('state', '=', CLOSED).executeTakeFirst()
       return Number(row?.n ?? 0)
     },
 
     /** Closed issues numbered below `before` (all when undefined), highest number first, at most `limit`. */
     async closed (repoId: number, limit: number, before?: number): Promise<ClosedIssueRow[]> {
       let query = db.selectFrom('issues').select(['number', 'title', 'estimate', 'is_epic'])
-        .where('repo_id', '=', repoId).where('state', '=', 'closed')
+        .where('repo_id', '=', repoId).where('state', '=', CLOSED)
       if (before !== undefined) query = query.where('number', '<', before)
       const rows = await query.orderBy('number', 'desc').limit(limit).execute()
       return rows.map((r) => {

@@ -2,6 +2,7 @@ import { sql, type ExpressionBuilder, type RawBuilder, type Selectable } from 'k
 import type { Database, IssuesTable } from './schema.js'
 import type { Executor } from './engine/transaction.js'
 import { engineOf } from './engine/engine.js'
+import { CLOSED } from './closed-issues.js'
 
 /**
  * Batched reads for the GraphQL door: each takes the keys of a whole page (issues, pipelines,
@@ -149,7 +150,7 @@ export function createGraphReads (db: Executor) {
   const pipelineCounts = async (pipelineId: string, f: IssueFilter) => await counts(() => openInPipeline(pipelineId, f, COUNTED_ON_PLACEMENTS))
   const closedIn = (workspaceId: string, f: IssueFilter) =>
     db.selectFrom('issues as i')
-      .where('i.state', '=', 'closed').where((eb) => filtered(eb as unknown as IssueEb, f))
+      .where('i.state', '=', CLOSED).where((eb) => filtered(eb as unknown as IssueEb, f))
       .where('i.repo_id', 'in', (eb) => eb.selectFrom('workspace_repositories').select('repo_id').where('workspace_id', '=', workspaceId))
   const inSprint = (sprintId: string, f: IssueFilter) =>
     db.selectFrom('issues as i').where((eb) => filtered(eb as unknown as IssueEb, f))

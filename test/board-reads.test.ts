@@ -1,5 +1,10 @@
 import t from 'tap'
+import Database from 'better-sqlite3'
+import { join } from 'node:path'
 import { build, OTHER_REPO, PRIVATE_REPO, REPO, WS_NEW, WS_OLD } from './helper.js'
+import { createBoardReads } from '../db/board-reads.js'
+import { createGraphReads } from '../db/graph-reads.js'
+import { openSqliteStore } from '../db/store.js'
 
 t.test('a workspace\'s readable repositories with their names', async (t) => {
   const app = await build(t)
@@ -63,4 +68,40 @@ t.test('a sprint\'s issues, only of readable repositories', async (t) => {
   t.equal((await app.as('dave', { url })).statusCode, 404, 'a sprint of a workspace you cannot read is not there')
   t.equal((await app.as('alice', { url: '/p2/sprints/ffffffffffffffffffffffff/issues' })).statusCode, 404)
   t.equal((await app.as('alice', { url: '/p2/sprints/not-an-id/issues' })).statusCode, 404)
+})
+
+t.test('closed issues are read through their own index, not every issue of the repositories (SQLite\'s plans)', async (t) => {
+  const file = join(t.testdir(), 'closed.db')
+  const store = await openSqliteStore(file)
+  t.teardown(async () => await store.close())
+  // Every statement the reads below run, with its values.
+  const ran: Array<{ sql: string, values: unknown[] }> = []
+  const prepare = Database.prototype.prepare
+  Database.prototype.prepare = function (this: Database.Database, source: string) {
+    const statement = prepare.call(this, source)
+    for (const name of ['all', 'get', 'run', 'iterate'] as const) {
+      const original = statement[name] as (...values: unknown[]) => unknown
+      Object.assign(statement, { [name]: (...values: unknown[]) => { ran.push({ sql: source, values }); return original.apply(statement, values) } })
+    }
+    return statement
+  } as typeof prepare
+  try {
+    const boards = createBoardReads(store.db)
+    const graph = createGraphReads(store.db)
+    const f = { repoIds: [REPO, OTHER_REPO] }
+    await boards.closedCount(REPO)
+    await boards.closed(REPO, 10)
+    await boards.closed(REPO, 10, 5)
+    await graph.closedCounts(WS_OLD, f)
+    await graph.closedPage(WS_OLD, f, { limit: 10, fromEnd: false })
+  } finally {
+    Database.prototype.prepare = prepare
+  }
+  t.equal(ran.length, 5)
+  const raw = new Database(file, { readonly: true })
+  t.teardown(() => raw.close())
+  for (const { sql, values } of ran) {
+    const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as Array<{ detail: string }>).map((r) => r.detail).join(' | ')
+    t.match(plan, /SEARCH i(ssues)? USING (COVERING )?INDEX issues_closed \(repo_id=\?/, `${sql.slice(0, 60)}…: ${plan}`)
+  }
 })

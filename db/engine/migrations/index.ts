@@ -31,6 +31,7 @@ import { workspaceUserMigration } from './workspace-user.js'
 import { pipelinePagesMigration } from './pipeline-pages.js'
 import { dependenciesBlockingMigration } from './dependencies-blocking.js'
 import { writeReachMigration } from './write-reach.js'
+import { closedIssuesMigration } from './closed-issues.js'
 
 import type { Engine } from '../engine.js'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -70,7 +71,8 @@ export function migrations (engine: Engine): Record<string, Migration> {
     '032-issue-creator': issueCreatorMigration(engine),
     '033-pipeline-pages': pipelinePagesMigration(),
     '034-dependencies-blocking': dependenciesBlockingMigration(),
-    '035-write-reach': writeReachMigration(engine)
+    '035-write-reach': writeReachMigration(engine),
+    '036-closed-issues': closedIssuesMigration()
   }
 }
 
