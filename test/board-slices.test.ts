@@ -14,9 +14,10 @@ import { TEST_DATABASE_URL, testSchema } from './pg.js'
 /**
  * Two instances on one database: `a` writes and reads, keeping its boards in memory and patching
  * them (db/board-model.ts); `b` knows nothing of `a`'s writes (on PostgreSQL it does not watch the
- * counter), so every read of its own is a fresh build of the whole board. `sql` changes rows behind both, moving no counter.
+ * counter), so every read of its own is a fresh build of the whole board; on PostgreSQL `heard`
+ * patches its boards from what it heard `a`'s writes reached. `sql` changes rows behind them, moving no counter.
  */
-async function twoInstances (t: Test): Promise<{ a: App, b: App, sql: (text: string) => Promise<Array<Record<string, unknown>>> }> {
+async function twoInstances (t: Test): Promise<{ a: App, b: App, heard?: App, sql: (text: string) => Promise<Array<Record<string, unknown>>> }> {
   if (TEST_DATABASE_URL !== undefined) {
     const { schema, drop } = await testSchema(TEST_DATABASE_URL)
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema}` })
@@ -28,8 +29,10 @@ async function twoInstances (t: Test): Promise<{ a: App, b: App, sql: (text: str
     const a = await build(t, { ...options, metricsToken: METRICS_TOKEN })
     // Not watching the counter: it would hear what `a`'s writes reached and patch its boards too.
     const b = await build(t, { ...options, fixture: null, databaseWatch: false })
+    // A third instance watching the counter: it hears what `a`'s writes reached and patches its boards from that.
+    const heard = await build(t, { ...options, fixture: null })
     await client.connect()
-    return { a, b, sql: async (text) => (await client.query(text)).rows }
+    return { a, b, heard, sql: async (text) => (await client.query(text)).rows }
   }
   const file = join(t.testdir(), 'board.db')
   const a = await build(t, { database: file, metricsToken: METRICS_TOKEN })
@@ -49,7 +52,7 @@ async function twoInstances (t: Test): Promise<{ a: App, b: App, sql: (text: str
 const BOARDS = [`/p1/repositories/${REPO}/board`, `/p2/workspaces/${WS_OLD}/repositories/${REPO}/board`, `/p1/repositories/${REPO}/board?pipeline_id=${P.doing}`]
 
 t.test('a board patched for each write answers what a fresh build of the whole board answers, byte for byte', async (t) => {
-  const { a, b } = await twoInstances(t)
+  const { a, b, heard } = await twoInstances(t)
   const same = async (what: string) => {
     for (const url of BOARDS) {
       const mine = await a.as('alice', { url })
@@ -57,6 +60,7 @@ t.test('a board patched for each write answers what a fresh build of the whole b
       t.equal(mine.statusCode, 200)
       t.equal(mine.body, fresh.body, `${what}: ${url}`)
       t.equal(mine.headers.etag, fresh.headers.etag, `${what}: ${url}, its tag`)
+      if (heard !== undefined) t.equal((await heard.as('alice', { url })).body, fresh.body, `${what}: ${url}, on an instance that heard the writes`)
     }
   }
   const ok = (res: { statusCode: number, body: string }) => t.ok(res.statusCode < 300, res.body)
@@ -157,7 +161,7 @@ t.test('a board made of its pipelines\' kept JSON is the JSON of the whole board
 })
 
 t.test('a close, a reopen and the issue host\'s changes name their rows: the next read patches the kept board to what a fresh build answers', async (t) => {
-  const { a, b, sql } = await twoInstances(t)
+  const { a, b, heard, sql } = await twoInstances(t)
   const ok = (res: { statusCode: number, body: string }) => t.ok(res.statusCode < 300, res.body)
   const same = async (what: string, urls: string[]) => {
     for (const url of urls) {
@@ -166,6 +170,7 @@ t.test('a close, a reopen and the issue host\'s changes name their rows: the nex
       t.equal(mine.statusCode, 200, `${what}: ${url}`)
       t.equal(mine.body, fresh.body, `${what}: ${url}`)
       t.equal(mine.headers.etag, fresh.headers.etag, `${what}: ${url}, its tag`)
+      if (heard !== undefined) t.equal((await heard.as('alice', { url })).body, fresh.body, `${what}: ${url}, on an instance that heard the writes`)
     }
   }
   const boardReads = async () => {

@@ -1,8 +1,7 @@
 import type pg from 'pg'
 import { LOCK_BEFORE_LAST_STATEMENT, LOCK_BEFORE_NEXT_STATEMENT, LOCK_STATEMENT } from './engine.js'
-import { COMMITTING_STATEMENTS } from './transaction.js'
+import { isCommitting } from './transaction.js'
 
-const COMMITTING = new Set(COMMITTING_STATEMENTS)
 /**
  * How every transaction begins: READ COMMITTED, named, whatever the server's or the role's default.
  * The writes take their lock in a transaction's first statement and then read what others committed
@@ -121,12 +120,7 @@ export function joinRoundTrips (client: pg.PoolClient, left: () => number | unde
     if (values.length === 0 && (wasHeld || wasCommitted) && (text === 'commit' || text === 'rollback')) {
       return Promise.resolve(answered(text.toUpperCase()))
     }
-    // A committing statement's one value (what the write reached) goes as a literal in the simple query.
-    if (COMMITTING.has(text) && values.length === 1) {
-      const literal = literalOf(client, values[0])
-      if (literal === undefined) return Promise.reject(new Error('a committing statement takes one text or null'))
-      return commits(text.replace('$1', literal), wasHeld)
-    }
+    if (isCommitting(text) && values.length === 0) return commits(text, wasHeld)
     const key = values[0]
     if (wasHeld && (text === LOCK_STATEMENT || text === LOCK_BEFORE_NEXT_STATEMENT || text === LOCK_BEFORE_LAST_STATEMENT) && typeof key === 'string' && LOCK_KEY.test(key)) {
       if (text !== LOCK_STATEMENT) {

@@ -25,8 +25,15 @@ export interface WatchStats {
   fenceTimeouts: number
 }
 
-/** Told what another write reached, heard just before its version (see `writeTransaction`). */
-export type ReachListener = (version: number, repositories: readonly number[], boardRows: readonly number[] | undefined) => void
+/**
+ * Told what each write reached, heard just before its version (see `writeTransaction`), and when
+ * the counter was set back (a restore, a failover that lost commits): what was heard before then
+ * names versions that other writes will take again.
+ */
+export interface ReachListener {
+  reached: (version: number, repositories: readonly number[], boardRows: readonly number[] | undefined) => void
+  setBack: () => void
+}
 
 export interface CounterWatch extends CommitFence {
   /** A value of the counter read by a query: what was heard is at least that. */
@@ -85,7 +92,7 @@ const LEAVE = `WITH gone AS (DELETE FROM counter_listeners WHERE id = $1 RETURNI
  * Anything amiss (connection lost, PostgreSQL slow, taken off the list) ends the trust, and reads
  * ask PostgreSQL again until it is back.
  */
-export function counterWatch (options: PostgresOptions, timings: Partial<WatchTimings> = {}, reached?: ReachListener): CounterWatch {
+export function counterWatch (options: PostgresOptions, timings: Partial<WatchTimings> = {}, reach?: ReachListener): CounterWatch {
   const t = { ...DEFAULTS, ...timings }
   if (!(t.trustMs < t.fenceMs && t.fenceMs < t.lapseMs && t.heartbeatMs < t.trustMs)) {
     throw new Error('the watch needs heartbeatMs < trustMs < fenceMs < lapseMs')
@@ -158,7 +165,7 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
     // Sent by the trigger just before the version it names: told before that version is heard or acknowledged.
     if (message.channel === session.reach) {
       const heardReach = parseReach(payload)
-      if (heardReach !== undefined) reached?.(heardReach.version, heardReach.repositories, heardReach.boardRows)
+      if (heardReach !== undefined) reach?.reached(heardReach.version, heardReach.repositories, heardReach.boardRows)
       return
     }
     if (message.channel === session.counter) {
@@ -168,6 +175,7 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
       if (seen < heardThrough) {
         value = heardThrough = -1
         ownCommits.clear()
+        reach?.setBack()
       }
       hear(seen)
       // Nobody waits for this instance to hear its own write.
@@ -192,6 +200,7 @@ export function counterWatch (options: PostgresOptions, timings: Partial<WatchTi
       value = heardThrough = ackSent = -1
       ownCommits.clear()
       acked.clear()
+      reach?.setBack()
     }
     hear(now)
     if (client !== c) return

@@ -1,4 +1,4 @@
-import { CompiledQuery, sql } from 'kysely'
+import { sql } from 'kysely'
 import { engineOf } from './engine.js'
 import { prepared } from './prepared.js'
 import type { Executor } from '../schema.js'
@@ -14,27 +14,46 @@ const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_e
  * instances watch the counter (their list is in its row) and stamps the issue events the
  * transaction wrote.
  */
-// `$1`: what the write reached (`reachText`), written as a literal where the statement goes as one
-// simple query (db/engine/postgres-round-trips.ts); the counter's trigger sends it to the other
-// instances when it is prefixed with the value this bump leaves.
-const SET_REACH = "reach = (value + 1)::text || ' ' || $1::text"
-const BUMP_AND_COMMIT = `UPDATE change_counter SET value = value + 1, ${SET_REACH} WHERE id = 1 RETURNING value, listeners; COMMIT`
-const BUMP_STAMP_AND_COMMIT = `WITH bumped AS (UPDATE change_counter SET value = value + 1, ${SET_REACH} WHERE id = 1 RETURNING value, listeners), ` +
-  'stamped AS (UPDATE issue_events SET version = (SELECT value FROM bumped) WHERE version IS NULL) SELECT value, listeners FROM bumped; COMMIT'
-/** The statements that commit the transaction they end (db/engine/postgres-round-trips.ts sends them as one simple query, `$1` a literal). */
-export const COMMITTING_STATEMENTS: readonly string[] = [BUMP_AND_COMMIT, BUMP_STAMP_AND_COMMIT]
+// What the write reached goes into the counter's row, prefixed with the value this bump leaves; a
+// trigger sends it to the other instances (db/engine/migrations/write-reach.ts). It is written as a
+// literal of digits and separators only (`reachText`), so the statement needs no parameter and goes
+// as one simple query, as a text without values always does.
+const bumpSql = (literal: string) => `UPDATE change_counter SET value = value + 1, reach = (value + 1)::text || ' ' || ${literal} WHERE id = 1 RETURNING value, listeners`
+/** The committing statements, the plain one and the one that also stamps the transaction's issue events, with the reach's literal. */
+const COMMITTING_STATEMENTS = [
+  (literal: string) => `${bumpSql(literal)}; COMMIT`,
+  (literal: string) => `WITH bumped AS (${bumpSql(literal)}), ` +
+    'stamped AS (UPDATE issue_events SET version = (SELECT value FROM bumped) WHERE version IS NULL) SELECT value, listeners FROM bumped; COMMIT'
+]
+const REACH_CHARACTERS = /^[0-9,|*]*$/
+function committingStatement (stamps: boolean, reach: string | null): string {
+  if (reach !== null && !REACH_CHARACTERS.test(reach)) throw new Error('a reach is digits and separators only')
+  return COMMITTING_STATEMENTS[stamps ? 1 : 0](reach === null ? 'NULL' : `'${reach}'`)
+}
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const COMMITTING = new RegExp(`^(?:${COMMITTING_STATEMENTS.map((make) => make('\u0000').split('\u0000').map(escaped).join("(?:NULL|'[0-9,|*]*')")).join('|')})$`)
+/** Whether `text` is a statement that commits the transaction it ends (db/engine/postgres-round-trips.ts sends it as one simple query). */
+export function isCommitting (text: string): boolean {
+  return text.length < 4000 && COMMITTING.test(text)
+}
 
-/** The longest reach sent to other instances (a notification's payload is under 8,000 bytes): a longer one is not sent. */
-const MAX_REACH_TEXT = 7000
+/**
+ * The longest reach sent to other instances: kept in the counter's row as it is written with every
+ * write, it stays short enough to be stored in the row's page (PostgreSQL moves longer values out).
+ * A longer one is not sent (the others then read such boards whole).
+ */
+const MAX_REACH_TEXT = 1800
 
 /**
  * A write's reach as other instances read it (`parseReach`): its repositories, a bar, then the
  * issues whose board rows it changed or `*` when it did not say; null when it may have changed
- * anything or the text would be too long to send.
+ * anything, names an id that is not a whole number of at most 15 digits, or would be too long.
  */
 export function reachText (repositories: readonly number[] | undefined, boardRows: readonly number[] | undefined): string | null {
   if (repositories === undefined) return null
-  const ids = (list: readonly number[]) => [...new Set(list)].filter((n) => Number.isSafeInteger(n) && n >= 0).join(',')
+  const all = [...repositories, ...boardRows ?? []]
+  if (all.some((n) => !Number.isSafeInteger(n) || n < 0 || n >= 1e15)) return null
+  const ids = (list: readonly number[]) => [...new Set(list)].join(',')
   const text = `${ids(repositories)}|${boardRows === undefined ? '*' : ids(boardRows)}`
   return text.length <= MAX_REACH_TEXT ? text : null
 }
@@ -195,8 +214,8 @@ export async function writeTransaction<T> (
         listeners = bumped.listeners
         return result
       }
-      const committing = wroteEvents.has(trx) ? BUMP_STAMP_AND_COMMIT : BUMP_AND_COMMIT
-      const { rows: bumpedRows } = await trx.executeQuery<{ value: number, listeners: string[] }>(CompiledQuery.raw(committing, [reachText(confined, rows)]))
+      const committing = committingStatement(wroteEvents.has(trx), reachText(confined, rows))
+      const { rows: bumpedRows } = await sql<{ value: number, listeners: string[] }>`${sql.raw(committing)}`.execute(trx)
       // Committed by now: nothing may throw after this (-1, not known, if the counter's row were gone).
       version = Number(bumpedRows[0]?.value ?? -1)
       listeners = bumpedRows[0]?.listeners ?? []

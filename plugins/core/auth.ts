@@ -116,7 +116,8 @@ interface Access { repo: Repository | undefined, level: number }
 /**
  * Tokens, repositories and permission levels as last read, kept while the change counter stays
  * where it was: every write (a new token, a permission, a deleted user) moves it and empties this,
- * except writes of this process confined to some repositories' issues (they touch none of these).
+ * except writes noted here (this process's, or heard from another instance) confined to some
+ * repositories' issues (they touch none of these).
  */
 class AccessCache {
   version = -1

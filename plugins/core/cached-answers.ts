@@ -42,7 +42,7 @@ export class ReadCache {
   private readonly entries = new Map<string, Entry>()
   private newest: string | undefined
   readonly stats: ReadCacheStats
-  /** this process's writes: an answer they all left alone still holds at a later version */
+  /** the writes noted here (this process's, and others' heard): an answer they all left alone still holds at a later version */
   readonly writes: CommittedWrites
 
   constructor (limit: number, writes = new CommittedWrites()) {

@@ -30,6 +30,11 @@ export class CommittedWrites {
     this.note(version, repositories, boardRows)
   }
 
+  /** Forgets every write noted: after the counter was set back, the versions they name are other writes'. */
+  forget (): void {
+    this.writes.clear()
+  }
+
   /** Whether every write after `from` up to `to` is known here and was confined to some repositories. */
   confined (from: number, to: number): boolean {
     if (to <= from || to - from > REMEMBERED) return false

@@ -61,8 +61,9 @@ declare module 'fastify' {
     /** The same counter once it was read for this request; else undefined. */
     planningVersionNow: (request: FastifyRequest) => number | undefined
     /**
-     * The writes this process committed and the repositories each was confined to: what is kept for
-     * one repository, or for no repository, stays good past them (docs/development.md, "Cached reads by repository").
+     * The writes this process committed (and, on PostgreSQL, those other instances said they made)
+     * and the repositories each was confined to: what is kept for one repository, or for no
+     * repository, stays good past them (docs/development.md, "Cached reads by repository").
      */
     planningWrites: CommittedWrites
     /** How many requests asked for the counter and how many reads answered them. */
@@ -135,8 +136,9 @@ export default fp<DatabasePluginOptions>(async (fastify, opts) => {
   const counter = postgres === undefined ? undefined : counterConnection(postgres)
   const watch = postgres === undefined || opts.databaseWatch === false
     ? undefined
-    : counterWatch(postgres, typeof opts.databaseWatch === 'object' ? opts.databaseWatch : {}, (committed, repositories, boardRows) => {
-      writes.heard(committed, repositories, boardRows)
+    : counterWatch(postgres, typeof opts.databaseWatch === 'object' ? opts.databaseWatch : {}, {
+      reached: (committed, repositories, boardRows) => { writes.heard(committed, repositories, boardRows) },
+      setBack: () => { writes.forget() }
     })
   // A value read by a query is one the watch may take too: no later read answers from an older one.
   const queried = watch === undefined

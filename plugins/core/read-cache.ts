@@ -59,8 +59,8 @@ export interface ReadCacheOptions {
  * Serialized answers (boards, issue data) kept per instance and keyed on the change counter, so
  * an unchanged read costs auth, the rate limit and one write of bytes made earlier; any write
  * (this process, the admin CLI, another instance on the same database) moves the counter and the
- * next read rebuilds, except where this process made the write and it was confined to other
- * repositories. Each entry keeps its ETag, made once with the bytes.
+ * next read rebuilds, except where the write was noted here (this process's, or one another
+ * instance said it made) and was confined to other repositories. Each entry keeps its ETag, made once with the bytes.
  */
 export default fp<ReadCacheOptions>(async (fastify, opts) => {
   // A write confined to some repositories leaves the others' answers good (cached-answers.ts).
