@@ -205,3 +205,26 @@ t.test('totalCount without pipelineCounts counts without the issue rows, and agr
   const estimates = await countStatement(counted('{}', `totalCount ${sums}`))
   t.ok(estimates.found.pipelineCounts.sumEstimates > 0, 'estimates summed')
 })
+
+// A workspace's pipelines each with `issues { totalCount }` (a client's column headers): the
+// workspace's repositories read once, and the counts in one grouped statement, each equal to the
+// pipeline's own count.
+t.test('a workspace\'s pipelines with their counts: one grouped count, the repositories read once', async (t) => {
+  const filters = ['', '(repositoryId: "' + encodeId('Repository', REPO) + '")']
+  for (const filter of filters) {
+    executed.length = 0
+    const res = await gql(app, 'alice', `{ workspace(id: "${WS_OLD}") { pipelinesConnection(first: 20) { nodes { id issues${filter} { totalCount } } } } }`, { fresh: Math.random() })
+    t.notOk(res.errors)
+    const nodes = res.data.workspace.pipelinesConnection.nodes as Array<{ id: string, issues: { totalCount: number } }>
+    t.ok(nodes.length >= 3, 'the workspace\'s pipelines')
+    t.ok(nodes.some((n) => n.issues.totalCount > 0), 'some with cards')
+    const counts = executed.filter((s) => /count\(\*\).* from "placements"/.test(s))
+    t.equal(counts.length, 1, `${filter || 'no filter'}: one count for every pipeline`)
+    t.match(counts[0], /group by "p"."pipeline_id"/)
+    t.equal(executed.filter((s) => /from "workspace_repositories" where "workspace_id" in/.test(s)).length, 1, 'the workspace\'s repositories read once')
+    for (const node of nodes) {
+      const own = await gql(app, 'alice', `{ node(id: "${node.id}") { ... on Pipeline { issues${filter} { totalCount } } } }`, { fresh: Math.random() })
+      t.equal(own.data.node.issues.totalCount, node.issues.totalCount, `${filter || 'no filter'}: ${node.id} counted alone`)
+    }
+  }
+})

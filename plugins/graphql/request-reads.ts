@@ -1,4 +1,4 @@
-import type { GraphReads, IssueAssigneeRow, IssueLabelRow, PlacementNode } from '../../db/graph-reads.js'
+import type { GraphReads, IssueAssigneeRow, IssueFilter, IssueLabelRow, PlacementNode } from '../../db/graph-reads.js'
 
 /**
  * Rows by id, read once per document: the first call for an id reads it (with the other ids of
@@ -61,11 +61,42 @@ function listsById<R extends { issue_id: number | string }> (load: (ids: readonl
 const placementKey = (workspaceId: string, issueId: number) => `${issueId}\0${workspaceId}`
 
 /**
+ * Pipelines' counts with one filter asked in the same turn (a workspace's pipelines, each with its
+ * `issues { totalCount }`): one grouped read for them all, after the turn's other fields asked theirs.
+ */
+function countsTogether (reads: GraphReads, live: () => boolean) {
+  const waiting = new Map<string, { f: IssueFilter, ids: Set<string>, counted: Promise<Map<string, number>> }>()
+  return async (pipelineId: string, f: IssueFilter): Promise<number> => {
+    if (!live()) return await reads.pipelineCount(pipelineId, f)
+    const key = JSON.stringify(f)
+    let batch = waiting.get(key)
+    if (batch === undefined) {
+      const ids = new Set<string>()
+      const counted = new Promise<Map<string, number>>((resolve, reject) => {
+        setImmediate(() => {
+          waiting.delete(key)
+          const list = [...ids]
+          const read = list.length === 1
+            ? reads.pipelineCount(list[0], f).then((n) => new Map([[list[0], n]]))
+            : reads.pipelineCountsOf(list, f)
+          read.then(resolve, reject)
+        })
+      })
+      batch = { f, ids, counted }
+      waiting.set(key, batch)
+    }
+    batch.ids.add(pipelineId)
+    return (await batch.counted).get(pipelineId) ?? 0
+  }
+}
+
+/**
  * The reads of one GraphQL request: `reads`, with pipelines, workspaces, repositories, their
  * oldest boards, issues' placements in a workspace, labels and assignees kept for the request
  * (byId above). A page's `repository` and `htmlUrl` share one read, the pipeline a search named is
- * not read again for its cards' `pipelineIssue { pipeline }`, and a pipeline page's cards come
- * with their placements (and on PostgreSQL the labels and assignees asked for).
+ * not read again for its cards' `pipelineIssue { pipeline }`, a pipeline page's cards come
+ * with their placements (and on PostgreSQL the labels and assignees asked for), a workspace's
+ * repositories are read once, and pipelines' counts asked together are read together.
  */
 export function requestReads (reads: GraphReads, live: () => boolean): GraphReads {
   const pipelines = byId(reads.pipelinesByIds, (r) => r.id, live)
@@ -81,6 +112,10 @@ export function requestReads (reads: GraphReads, live: () => boolean): GraphRead
     }
     return (await Promise.all([...byWorkspace].map(async ([workspace, ids]) => await reads.placementsIn(workspace, ids)))).flat()
   }, (r: PlacementNode) => placementKey(r.workspace_id, r.issue_id), live)
+  const workspaceRepositories = byId(async (ids: readonly string[]) => {
+    const rows = await reads.repositoriesOf(ids)
+    return ids.map((id) => ({ id, rows: rows.filter((r) => r.workspace_id === id) }))
+  }, (r) => r.id, live)
   const labels = listsById<IssueLabelRow>(reads.labelsOf as (ids: readonly number[]) => Promise<IssueLabelRow[]>, live)
   const assignees = listsById<IssueAssigneeRow>(reads.assigneesOf as (ids: readonly number[]) => Promise<IssueAssigneeRow[]>, live)
   return {
@@ -96,6 +131,10 @@ export function requestReads (reads: GraphReads, live: () => boolean): GraphRead
     },
     labelsOf: labels.read,
     assigneesOf: assignees.read,
+    async repositoriesOf (workspaceIds: readonly string[]) {
+      return (await workspaceRepositories.read(workspaceIds)).flatMap((w) => w.rows).sort((a, b) => a.repo_id - b.repo_id)
+    },
+    pipelineCount: countsTogether(reads, live),
     async pipelineWithRepositories (id: string) {
       const found = await reads.pipelineWithRepositories(id)
       if (found !== undefined) pipelines.put(found.pipeline)
