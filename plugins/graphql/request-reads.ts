@@ -113,8 +113,9 @@ export function requestReads (reads: GraphReads, live: () => boolean): GraphRead
     return (await Promise.all([...byWorkspace].map(async ([workspace, ids]) => await reads.placementsIn(workspace, ids)))).flat()
   }, (r: PlacementNode) => placementKey(r.workspace_id, r.issue_id), live)
   const workspaceRepositories = byId(async (ids: readonly string[]) => {
-    const rows = await reads.repositoriesOf(ids)
-    return ids.map((id) => ({ id, rows: rows.filter((r) => r.workspace_id === id) }))
+    const byWorkspace = new Map<string, Array<{ workspace_id: string, repo_id: number }>>(ids.map((id) => [id, []]))
+    for (const row of await reads.repositoriesOf(ids)) byWorkspace.get(row.workspace_id)?.push(row)
+    return [...byWorkspace].map(([id, rows]) => ({ id, rows }))
   }, (r) => r.id, live)
   const labels = listsById<IssueLabelRow>(reads.labelsOf as (ids: readonly number[]) => Promise<IssueLabelRow[]>, live)
   const assignees = listsById<IssueAssigneeRow>(reads.assigneesOf as (ids: readonly number[]) => Promise<IssueAssigneeRow[]>, live)
