@@ -62,31 +62,29 @@ const placementKey = (workspaceId: string, issueId: number) => `${issueId}\0${wo
 
 /**
  * Pipelines' counts with one filter asked in the same turn (a workspace's pipelines, each with its
- * `issues { totalCount }`): one grouped read for them all, after the turn's other fields asked theirs.
+ * `issues { totalCount }`): the first is read at once (a lone count, the usual case, waits for
+ * nothing), the others asked in that turn in one grouped read after it.
  */
 function countsTogether (reads: GraphReads, live: () => boolean) {
-  const waiting = new Map<string, { f: IssueFilter, ids: Set<string>, counted: Promise<Map<string, number>> }>()
+  const turns = new Map<string, { ids: Set<string>, counted: Promise<Map<string, number>> }>()
   return async (pipelineId: string, f: IssueFilter): Promise<number> => {
     if (!live()) return await reads.pipelineCount(pipelineId, f)
     const key = JSON.stringify(f)
-    let batch = waiting.get(key)
-    if (batch === undefined) {
+    const later = turns.get(key)
+    if (later === undefined) {
       const ids = new Set<string>()
       const counted = new Promise<Map<string, number>>((resolve, reject) => {
         setImmediate(() => {
-          waiting.delete(key)
-          const list = [...ids]
-          const read = list.length === 1
-            ? reads.pipelineCount(list[0], f).then((n) => new Map([[list[0], n]]))
-            : reads.pipelineCountsOf(list, f)
-          read.then(resolve, reject)
+          turns.delete(key)
+          if (ids.size > 0) reads.pipelineCountsOf([...ids], f).then(resolve, reject)
+          else resolve(new Map())
         })
       })
-      batch = { f, ids, counted }
-      waiting.set(key, batch)
+      turns.set(key, { ids, counted })
+      return await reads.pipelineCount(pipelineId, f)
     }
-    batch.ids.add(pipelineId)
-    return (await batch.counted).get(pipelineId) ?? 0
+    later.ids.add(pipelineId)
+    return (await later.counted).get(pipelineId) ?? 0
   }
 }
 
@@ -96,7 +94,7 @@ function countsTogether (reads: GraphReads, live: () => boolean) {
  * (byId above). A page's `repository` and `htmlUrl` share one read, the pipeline a search named is
  * not read again for its cards' `pipelineIssue { pipeline }`, a pipeline page's cards come
  * with their placements (and on PostgreSQL the labels and assignees asked for), a workspace's
- * repositories are read once, and pipelines' counts asked together are read together.
+ * repositories are read once, and pipelines' counts asked together are read in two statements.
  */
 export function requestReads (reads: GraphReads, live: () => boolean): GraphReads {
   const pipelines = byId(reads.pipelinesByIds, (r) => r.id, live)
