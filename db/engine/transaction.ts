@@ -12,12 +12,11 @@ const stamp = prepared<{ version: number }>()((db, p) => db.updateTable('issue_e
  * On PostgreSQL the bump goes with the commit, in one round trip (two statements in one simple
  * query; db/engine/postgres-round-trips.ts answers the commit Kysely sends after it). It also says which
  * instances watch the counter (their list is in its row) and stamps the issue events the
- * transaction wrote.
+ * transaction wrote. What the write reached goes into the counter's row, prefixed with the value
+ * this bump leaves; a trigger sends it to the other instances (db/engine/migrations/write-reach.ts).
+ * It is written as a literal of digits and separators only (`reachText`), so the statement needs no
+ * parameter and goes as one simple query, as a text without values always does.
  */
-// What the write reached goes into the counter's row, prefixed with the value this bump leaves; a
-// trigger sends it to the other instances (db/engine/migrations/write-reach.ts). It is written as a
-// literal of digits and separators only (`reachText`), so the statement needs no parameter and goes
-// as one simple query, as a text without values always does.
 const bumpSql = (literal: string) => `UPDATE change_counter SET value = value + 1, reach = (value + 1)::text || ' ' || ${literal} WHERE id = 1 RETURNING value, listeners`
 /** The committing statements, the plain one and the one that also stamps the transaction's issue events, with the reach's literal. */
 const COMMITTING_STATEMENTS = [
@@ -38,9 +37,9 @@ export function isCommitting (text: string): boolean {
 }
 
 /**
- * The longest reach sent to other instances: kept in the counter's row as it is written with every
- * write, it stays short enough to be stored in the row's page (PostgreSQL moves longer values out).
- * A longer one is not sent (the others then read such boards whole).
+ * The longest reach sent to other instances: kept in the counter's row, written with every write, it
+ * keeps the row near PostgreSQL's ~2 kB threshold past which values are moved out of the row. A
+ * longer one is written as null and not sent (the others then read such boards whole).
  */
 const MAX_REACH_TEXT = 1800
 

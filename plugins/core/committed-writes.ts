@@ -10,7 +10,8 @@ const ANYTHING: Noted = { repositories: null, boardRows: null }
  * The writes this process committed, and those other instances said they made (heard on
  * PostgreSQL with their versions), by the counter value each left, with the repositories each was
  * confined to (null: anything). A version not here was written where nobody said (the admin CLI,
- * an older instance) or not yet noted, and may have changed anything.
+ * an older instance, a dependency insert on another instance, any other instance's write when the
+ * counter is not watched) or not yet noted, and may have changed anything.
  */
 export class CommittedWrites {
   private readonly writes = new Map<number, Noted>()

@@ -63,7 +63,8 @@ const placementKey = (workspaceId: string, issueId: number) => `${issueId}\0${wo
 /**
  * Pipelines' counts with one filter asked in the same turn (a workspace's pipelines, each with its
  * `issues { totalCount }`): the first is read at once (a lone count, the usual case, waits for
- * nothing), the others asked in that turn in one grouped read after it.
+ * nothing), the others asked in that turn after it, in one grouped statement when the filter tests
+ * nothing of the issue's own row (else one statement each).
  */
 function countsTogether (reads: GraphReads, live: () => boolean) {
   const turns = new Map<string, { ids: Set<string>, counted: Promise<Map<string, number>> }>()
@@ -94,7 +95,7 @@ function countsTogether (reads: GraphReads, live: () => boolean) {
  * (byId above). A page's `repository` and `htmlUrl` share one read, the pipeline a search named is
  * not read again for its cards' `pipelineIssue { pipeline }`, a pipeline page's cards come
  * with their placements (and on PostgreSQL the labels and assignees asked for), a workspace's
- * repositories are read once, and pipelines' counts asked together are read in two statements.
+ * repositories are read once, and pipelines' counts asked together are read together (countsTogether).
  */
 export function requestReads (reads: GraphReads, live: () => boolean): GraphReads {
   const pipelines = byId(reads.pipelinesByIds, (r) => r.id, live)

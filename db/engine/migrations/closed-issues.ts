@@ -5,7 +5,7 @@ import { sql, type Kysely, type Migration } from 'kysely'
  * highest number first) and GraphQL's closed issues of a workspace read only those. Without it
  * both read every issue of the repositories (50,000 in the big workspace, where none is closed).
  * Partial, so the open issues, most of the table, cost it nothing; the queries that use it name
- * the state as a literal, which both engines match to the index's condition.
+ * the state as a literal, so a generic plan (a prepared statement's) can use it too.
  */
 export function closedIssuesMigration (): Migration {
   return {
