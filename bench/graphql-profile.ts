@@ -18,7 +18,8 @@ import { BIG_TOKEN, BIG_WORKSPACE, bigWorkspaceFixture } from './big-fixture.js'
  * `schema`: made and loaded with the 50,000-issue fixture when missing, used as stored after.
  * `analyze` runs ANALYZE first. SQLITE_FILE=path runs on SQLite instead (loaded when missing).
  * MISS=vary makes each request miss with a variable nothing reads, no write between. The first
- * answer is written to PROFILE_ANSWER when set (to compare two versions' answers).
+ * answer is written to PROFILE_ANSWER when set (to compare two versions' answers). FULL=1 prints each
+ * statement whole (else its first 120 characters).
  */
 const url = process.env.PROFILE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/bench_gql'
 const schema = process.argv[2] ?? 'profile'
@@ -143,7 +144,7 @@ for (let i = 0; i < runs + 10; i++) {
   inFlight.push(busy + to - from)
   waves.push(groups)
   for (const s of answered) {
-    const key = s.text.replace(/\s+/g, ' ').slice(0, 120)
+    const key = s.text.replace(/\s+/g, ' ').slice(0, process.env.FULL ? 4000 : 120)
     byStatement.set(key, [...byStatement.get(key) ?? [], s.end - s.start])
   }
 }

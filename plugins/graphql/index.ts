@@ -30,6 +30,7 @@ import { priorityLoaders, priorityTypeResolvers } from './resolvers/priorities.j
 import { prConnectionLoaders } from './resolvers/pr-connections.js'
 import { zenhubEpicMetaLoaders, zenhubEpicMetaQueries, zenhubEpicMetaTypeResolvers } from './resolvers/zenhub-epic-meta.js'
 import { epicDateLoaders } from './resolvers/epic-dates.js'
+import { batchedFields } from './batched-fields.js'
 
 /** The schema we offer: a compatible subset of the hosted service's (docs/graphql.md); the single executable carries it as an asset. */
 async function schemaText (): Promise<string> {
@@ -90,14 +91,14 @@ async function graphql (fastify: FastifyInstance, opts: GraphqlOptions) {
       Mutation: mutations,
       ...withMore(
         typeResolvers, planningReads, zenhubEpicTypeResolvers, clientFieldResolvers, priorityTypeResolvers,
-        pipelineAutomationResolvers, zenhubEpicMetaTypeResolvers, workspaceUserResolvers, sprintReviewResolvers
+        pipelineAutomationResolvers, zenhubEpicMetaTypeResolvers, workspaceUserResolvers, sprintReviewResolvers,
+        batchedFields(withMore(
+          loaders,
+          zenhubEpicLoaders, clientFieldLoaders, priorityLoaders,
+          prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders, zenhubEpicMetaLoaders, epicDateLoaders, workspaceUserLoaders
+        ) as never)
       )
     } as never,
-    loaders: withMore(
-      loaders,
-      zenhubEpicLoaders, clientFieldLoaders, priorityLoaders,
-      prConnectionLoaders, dependencyItemLoaders, pipelineAutomationLoaders, zenhubEpicMetaLoaders, epicDateLoaders, workspaceUserLoaders
-    ) as never,
     routes: false,
     graphiql: false,
     queryDepth: MAX_DEPTH,

@@ -4,13 +4,13 @@ import { listConnection, type PageArgs } from '../connections.js'
 import { encodeId, numberKey } from '../ids.js'
 import type { IssueObject, PipelineObject, RepositoryObject, WorkspaceObject } from './objects.js'
 import { workspaceFor } from './visibility.js'
+import type { Query } from '../batched-fields.js'
 
 /**
  * Fields the hosted service's clients (zenhub-mcp, zh) select that this server answers from what
  * it already keeps; where an answer is fixed, subset.json's description says why.
  */
 type Ctx = GraphContext
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 interface AccountUser { login: string, avatar_url: string | null }
 type LabelOptionArgs = PageArgs & { repositoryIds?: string[] | null, query?: string | null, name?: { in?: string[] | null, nin?: string[] | null } | null }
 

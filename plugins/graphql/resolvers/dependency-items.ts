@@ -2,8 +2,8 @@ import type { IssueNode } from '../../../db/graph-reads.js'
 import { listConnection, type PageArgs } from '../connections.js'
 import { issueObject, type IssueObject } from './objects.js'
 import type { GraphContext as Ctx } from '../context.js'
+import type { Query } from '../batched-fields.js'
 
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 type ItemArgs = PageArgs & { filters?: { state?: { eq: 'OPEN' | 'CLOSED' } | null } | null }
 
 /**

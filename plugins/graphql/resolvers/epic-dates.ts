@@ -3,10 +3,10 @@ import type { EpicDates } from '../../../db/epic-dates.js'
 import { numberKey } from '../ids.js'
 import { issueObject, type IssueObject } from './objects.js'
 import { echo, mayWrite, writableIssueKey, type Ctx, type Input } from './write-access.js'
+import type { Query } from '../batched-fields.js'
 
 interface EpicObject { issue: IssueObject }
 export interface EpicDatesInput { epicId: string, roadmapId?: string | null, startOn?: string | null, endOn?: string | null }
-interface Query<O> { obj: O, params: Record<string, unknown> }
 
 /** Legacy epics' (issues') start and end dates: set by updateEpicDates, read as Epic.startOn and endOn. */
 export const epicDateWrites = {

@@ -2,8 +2,8 @@ import { listConnection, type PageArgs } from '../connections.js'
 import { encodeId } from '../ids.js'
 import type { PipelineObject } from './objects.js'
 import type { GraphContext as Ctx } from '../context.js'
+import type { Query } from '../batched-fields.js'
 
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 const iso = (text: string) => new Date(text).toISOString()
 const none = (_: unknown, args: PageArgs) => listConnection([], () => '', args)
 

@@ -6,8 +6,8 @@ import { numberKey } from '../ids.js'
 import { smallIssueConnection } from './issue-connections.js'
 import type { IssueObject } from './objects.js'
 import { echo, mayWrite, reread, writableIssue, type Ctx, type Input } from './write-access.js'
+import type { Query } from '../batched-fields.js'
 
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 type Ends = Input & { issueId: string, pullRequestId: string }
 
 /** Write on the issue's repository, read on the pull request's (NOT_FOUND without, as for one that does not exist). */

@@ -6,10 +6,10 @@ import { encodeId, numberKey, repoOfGhId } from '../ids.js'
 import type { WorkspaceObject } from './objects.js'
 import { workspaceFor } from './visibility.js'
 import { echo, mayWrite, MAX_BATCH, type Ctx, type Input } from './write-access.js'
+import type { Query } from '../batched-fields.js'
 
 export const priorityObject = (row: PriorityRow) => ({ ...row, __typename: 'Priority' as const })
 type PriorityObject = ReturnType<typeof priorityObject>
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 export interface IssueInfo { repositoryGhId?: number | null, repositoryId?: string | null, issueNumber: number }
 
 const iso = (text: string) => new Date(text).toISOString()

@@ -15,9 +15,9 @@ import { smallIssueConnection } from './issue-connections.js'
 import { workspaceZenhubFields, zenhubEpicNode } from './zenhub-epics.js'
 import { keyDateNode } from './zenhub-epic-meta.js'
 import { viewed } from './workspace-user.js'
+import type { Query } from '../batched-fields.js'
 
 type Ctx = GraphContext
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 
 interface SearchFilters {
   repositoryIds?: string[] | null

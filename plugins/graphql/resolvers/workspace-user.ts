@@ -6,9 +6,9 @@ import { encodeId, repoOfGhId } from '../ids.js'
 import { ORGANIZATION, workspaceObject, type WorkspaceObject } from './objects.js'
 import { workspaceFor } from './visibility.js'
 import { echo, mayWrite, type Input } from './write-access.js'
+import type { Query } from '../batched-fields.js'
 
 type Ctx = GraphContext
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 const iso = (text: string) => new Date(text).toISOString()
 
 const favoriteObject = (row: WorkspaceFavorite, workspace: WorkspaceObject) => ({ __typename: 'WorkspaceFavorite' as const, ...row, workspace })

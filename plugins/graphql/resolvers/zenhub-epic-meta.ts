@@ -9,9 +9,9 @@ import { smallIssueConnection } from './issue-connections.js'
 import { workspaceFor } from './visibility.js'
 import { echo, mayWrite, MAX_BATCH, type Ctx, type Input } from './write-access.js'
 import { after, writableEpic, zenhubEpicObject } from './zenhub-epics.js'
+import type { Query } from '../batched-fields.js'
 
 type EpicObject = ReturnType<typeof zenhubEpicObject>
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 
 const MAX_EPICS = 20
 const keyDateObject = (row: KeyDateRow) => ({ ...row, __typename: 'KeyDate' as const })

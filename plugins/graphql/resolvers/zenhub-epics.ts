@@ -8,10 +8,10 @@ import { smallIssueConnection } from './issue-connections.js'
 import { ORGANIZATION, repositoryObject, type IssueObject, type WorkspaceObject } from './objects.js'
 import { workspaceFor } from './visibility.js'
 import { echo, mayWrite, MAX_BATCH, type Ctx, type Input } from './write-access.js'
+import type { Query } from '../batched-fields.js'
 
 export const zenhubEpicObject = (row: ZenhubEpicRow) => ({ ...row, __typename: 'ZenhubEpic' as const })
 type EpicObject = ReturnType<typeof zenhubEpicObject>
-interface Query<O, P = Record<string, unknown>> { obj: O, params: P }
 
 const PERMISSIONS = ['NONE', 'READ', 'WRITE', 'ADMIN']
 const iso = (text: string) => new Date(text).toISOString()
