@@ -5,7 +5,8 @@ type Loader = (queries: Array<Query<unknown, unknown>>, ctx: object) => Promise<
 type Resolver = (obj: unknown, params: unknown, ctx: object) => Promise<unknown>
 
 interface Asked { query: Query<unknown, unknown>, resolve: (value: unknown) => void, reject: (err: unknown) => void }
-interface Batch { asked: Asked[], done: WeakMap<object, Map<string, Promise<unknown>>> }
+// answers given in this document, by the field's arguments (a few kinds) and then by parent
+interface Batch { asked: Asked[], done: Map<string, WeakMap<object, Promise<unknown>>> }
 
 /**
  * Fields read for a whole page at once, as resolvers: every parent asking a field in the same turn
@@ -29,24 +30,23 @@ function batched (load: Loader): Resolver {
   return async (obj, params, ctx) => {
     let batch = batches.get(ctx)
     if (batch === undefined) {
-      batch = { asked: [], done: new WeakMap() }
+      batch = { asked: [], done: new Map() }
       batches.set(ctx, batch)
     }
-    // a parent is an object of the page (its identity is its row); arguments are small
-    const parent = obj as object
     const key = JSON.stringify(params ?? null)
-    let byArgs = batch.done.get(parent)
-    if (byArgs === undefined) {
-      byArgs = new Map()
-      batch.done.set(parent, byArgs)
+    let byParent = batch.done.get(key)
+    if (byParent === undefined) {
+      byParent = new WeakMap()
+      batch.done.set(key, byParent)
     }
-    const known = byArgs.get(key)
+    // a parent is an object of the page: its identity is its row
+    const known = byParent.get(obj as object)
     if (known !== undefined) return await known
     const answer = new Promise<unknown>((resolve, reject) => {
       if (batch.asked.length === 0) process.nextTick(run, batch, load, ctx)
       batch.asked.push({ query: { obj, params }, resolve, reject })
     })
-    byArgs.set(key, answer)
+    byParent.set(obj as object, answer)
     return await answer
   }
 }
