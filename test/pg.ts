@@ -33,6 +33,8 @@ let pristine: Promise<Pristine> | undefined
 /** Migrated schemas given back by the tests of this process, emptied to what the migrations left, to build on again. */
 const idle: string[] = []
 let made = 0
+// set when the process's teardown has dropped the idle schemas: one given back later is dropped
+let closed = false
 
 /**
  * The structure of a schema as text (tables, columns, defaults, constraints, indexes, triggers,
@@ -77,7 +79,12 @@ export async function migratedSchema (url: string): Promise<{ schema: string, re
   const reused = idle.pop()
   const schema = reused ?? (await testSchema(url)).schema
   if (reused === undefined) {
-    if (made++ === 0) t.teardown(async () => { await dropSchemas(url, idle.splice(0)) })
+    if (made++ === 0) {
+      t.teardown(async () => {
+        closed = true
+        await dropSchemas(url, idle.splice(0))
+      })
+    }
     try {
       const [{ postgresKysely }, { migrate }] = await Promise.all([import('../db/engine/postgres.js'), import('../db/engine/migrations/index.js')])
       const db = postgresKysely({ url, schema, poolMax: 1 })
@@ -98,6 +105,11 @@ export async function migratedSchema (url: string): Promise<{ schema: string, re
 
 /** Gives a test's schema back emptied, or drops it (its structure changed, or emptying failed: said in a comment). */
 async function release (url: string, schema: string): Promise<void> {
+  // a test's app closed after the file's teardown (a teardown of its own that ran later): nothing will reuse it
+  if (closed) {
+    await dropSchemas(url, [schema])
+    return
+  }
   const why = await withClient(url, async (client) => {
     const { digest, tables, sequences, seeded } = await pristine!
     if (await structure(client, schema) !== digest) return 'its structure changed'
