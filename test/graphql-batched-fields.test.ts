@@ -48,3 +48,31 @@ t.test('a failed read fails every parent of its batch; a loader answering the wr
   const short = await Promise.allSettled(rows.map(async (r) => await Issue.state(r, {}, ctx)))
   t.ok(short.every((s) => s.status === 'rejected' && /answered 2 for 3 asked/.test((s.reason as Error).message)), 'each parent gets the error')
 })
+
+t.test('objects of one row (type and id) are one parent, except in a mutation\'s document; a loader that throws at once fails its batch', async (t) => {
+  const given: number[] = []
+  const { Issue } = batchedFields({
+    Issue: {
+      async title (queries: Array<Query<Row>>) { given.push(queries.length); return queries.map((q) => `#${q.obj.id}`) },
+      body () { throw new Error('thrown before any promise') }
+    }
+  } as never)
+  const copies = [1, 1, 1, 2].map((id) => ({ __typename: 'Issue', id }))
+  const ctx = {}
+  t.same(await Promise.all(copies.map(async (o) => await Issue.title(o, {}, ctx))), ['#1', '#1', '#1', '#2'])
+  t.same(given, [2], 'one document: each row once')
+  given.length = 0
+  const mutation = { wrote: true }
+  t.same(await Promise.all(copies.map(async (o) => await Issue.title(o, {}, mutation))), ['#1', '#1', '#1', '#2'])
+  t.same(given, [4], 'a mutation\'s document: each object')
+  given.length = 0
+  const other = [{ __typename: 'Sprint', id: 1 }, { __typename: 'Sprint', id: 1 }]
+  await Promise.all(other.map(async (o) => await Issue.title(o, {}, {})))
+  t.same(given, [1, 1], 'another document each: nothing shared')
+  given.length = 0
+  const ctx2 = {}
+  await Promise.all(other.map(async (o) => await Issue.title(o, {}, ctx2)))
+  t.same(given, [2], 'objects of other types: each object, as their content may differ')
+  const thrown = await Promise.allSettled(copies.map(async (o) => await Issue.body(o, {}, {})))
+  t.ok(thrown.every((r) => r.status === 'rejected' && (r.reason as Error).message === 'thrown before any promise'))
+})

@@ -125,6 +125,11 @@ async function release (url: string, schema: string): Promise<void> {
     ].join('; '))
     return undefined
   }).catch((err: unknown) => `emptying it failed: ${err instanceof Error ? err.message : String(err)}`)
+  // the teardown may have run while it was being emptied
+  if (why === undefined && closed) {
+    await dropSchemas(url, [schema])
+    return
+  }
   if (why === undefined) {
     idle.push(schema)
     return
