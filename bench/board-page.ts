@@ -71,14 +71,14 @@ export async function benchBoardPage (): Promise<string[]> {
   }
 }
 
-export interface PageFigures { usable: number, settled: number, requests: number, scroll: number, keystrokes: number[], painted: number[] }
+export interface PageFigures { usable: number, settled: number, requests: number, scroll: number, scrollReads: number, keystrokes: number[], painted: number[] }
 
 /**
  * What a person opening a workspace's board sees, on a server already running (the big workspace,
  * issue 47), in headless Chromium: from pressing "Sign in" to a titled card in every pipeline's
  * column (`usable`), then to no read in flight for a second (`settled`, with the page's request
  * count); the longest task (long-task observer) while scrolling the first column 200 frames of
- * 600 px; and each keystroke of a word typed into the filter, from the key's event time to the
+ * 600 px, with the reads the page started meanwhile (`scrollReads`); and each keystroke of a word typed into the filter, from the key's event time to the
  * board's last change once no read is in flight (`keystrokes`), and to the next frame painted after
  * its events were handled (`painted`, the Event Timing API's longest duration among its events: the
  * layout and paint of what it drew included, in steps of 8 ms).
@@ -117,7 +117,10 @@ export async function boardPageFigures (url: string, token: string, word = 'logi
     const usable = performance.now() - start
     await quiet(1000)
     const settled = lastDone - start
+    const readsBefore = requests
     const scroll = await longestScrollTask(page, 100)
+    // reads the page started while scrolling (a live change, a poll): what a long task then drew
+    const scrollReads = requests - readsBefore
     await quiet(500)
     await page.evaluate(() => {
       const probe = window as unknown as { lastChange: number, keyAt: number, painted: number }
@@ -146,7 +149,7 @@ export async function boardPageFigures (url: string, token: string, word = 'logi
       keystrokes.push(probe.settled)
       painted.push(probe.painted)
     }
-    return { usable, settled, requests, scroll, keystrokes, painted }
+    return { usable, settled, requests, scroll, scrollReads, keystrokes, painted }
   } finally {
     await browser.close()
   }

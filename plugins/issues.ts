@@ -45,13 +45,17 @@ const issues: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/p1/repositories/:repo_id/issues', {
     schema: { tags: [...tags, 'extensions'], summary: 'Issue data of many issues at once (extension)', params: RepoParams, querystring: BulkIssuesQuery, response: { 200: Type.Array(BulkIssue), ...errorResponses } }
-  }, async (request) => {
-    const repository = await requireAccess(request, request.params.repo_id, 'read')
-    const numbers = [...new Set(request.query.issue_numbers.split(',').map(Number))]
-    if (numbers.length > MAX_BULK) throw httpErrors.badRequest(`querystring/issue_numbers must not list more than ${MAX_BULK} issues`)
-    if (numbers.some((n) => !Number.isSafeInteger(n))) throw httpErrors.badRequest('querystring/issue_numbers must list positive integers')
-    const data = await repo.dataOf(request.params.repo_id, numbers)
-    return numbers.filter((n) => data.has(n)).map((n) => ({ issue_number: n, html_url: issueUrl(repository, n), ...data.get(n)! }))
+  }, (request, reply) => {
+    const { repo_id: repoId } = request.params
+    // Kept like a board: the board page reads its titles 100 at a time, and its live stream looks again at the same URLs.
+    return fastify.planningCachedRead(request, reply, repoId, `issues:${repoId}:${request.query.issue_numbers}`, async () => {
+      const numbers = [...new Set(request.query.issue_numbers.split(',').map(Number))]
+      if (numbers.length > MAX_BULK) throw httpErrors.badRequest(`querystring/issue_numbers must not list more than ${MAX_BULK} issues`)
+      if (numbers.some((n) => !Number.isSafeInteger(n))) throw httpErrors.badRequest('querystring/issue_numbers must list positive integers')
+      const repository = await requireAccess(request, repoId, 'read')
+      const data = await repo.dataOf(repoId, numbers)
+      return numbers.filter((n) => data.has(n)).map((n) => ({ issue_number: n, html_url: issueUrl(repository, n), ...data.get(n)! }))
+    })
   })
 
   fastify.get('/p1/repositories/:repo_id/events', {

@@ -125,3 +125,37 @@ t.test('a write confined to one repository keeps the others\' cached answers; th
   t.equal(await read(board(OTHER_REPO)), otherBoard)
   t.equal(await misses(), before + 4, 'built again after a write of any reach')
 })
+
+t.test('many issues\' data at once is kept like one issue\'s: answered again from bytes until a write reaches its repository', async (t) => {
+  const metricsToken = 'metrics-token-0123456789'
+  const app = await build(t, { metricsToken, fixture: testFixture() })
+  const headers = { 'x-authentication-token': TOKENS.alice }
+  const metric = async (name: string) => {
+    const metrics = (await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).body
+    return Number(metrics.split('\n').find((line) => line.startsWith(`${name} `))?.split(' ')[1])
+  }
+  const url = `/p1/repositories/${REPO}/issues?issue_numbers=2,1`
+  const first = await app.inject({ url, headers })
+  t.equal(first.statusCode, 200)
+  t.same((first.json() as Array<{ issue_number: number }>).map((i) => i.issue_number), [2, 1], 'in the order asked')
+  const [hits, misses] = [await metric('planning_read_cache_hits_total'), await metric('planning_read_cache_misses_total')]
+  const again = await app.inject({ url, headers })
+  t.equal(again.body, first.body)
+  t.equal(again.headers.etag, first.headers.etag)
+  t.equal((await app.inject({ url, headers: { ...headers, 'if-none-match': String(first.headers.etag) } })).statusCode, 304)
+  t.equal(await metric('planning_read_cache_hits_total'), hits + 2, 'both from the kept bytes')
+
+  t.equal((await app.inject({ method: 'PUT', url: `/p1/repositories/${OTHER_REPO}/issues/1/estimate`, headers, payload: { estimate: 3 } })).statusCode, 200)
+  t.equal((await app.inject({ url, headers })).body, first.body, 'a write to another repository leaves it kept')
+  t.equal(await metric('planning_read_cache_misses_total'), misses)
+  t.equal((await app.inject({ method: 'PUT', url: `/p1/repositories/${REPO}/issues/1/estimate`, headers, payload: { estimate: 5 } })).statusCode, 200)
+  const written = (await app.inject({ url, headers })).json() as Array<{ issue_number: number, estimate?: { value: number } }>
+  t.same(written.find((i) => i.issue_number === 1)?.estimate, { value: 5 }, 'a write to its repository is shown')
+  t.equal(await metric('planning_read_cache_misses_total'), misses + 1)
+
+  // no read access: 404 whatever is kept; a bad list: 400 from the first read, never kept
+  t.equal((await app.inject({ url, headers: { 'x-authentication-token': TOKENS.dave } })).statusCode, 404)
+  const many = `/p1/repositories/${REPO}/issues?issue_numbers=${Array.from({ length: 101 }, (_, i) => i + 1).join(',')}`
+  t.equal((await app.inject({ url: many, headers })).statusCode, 400)
+  t.equal((await app.inject({ url: many, headers })).statusCode, 400)
+})
